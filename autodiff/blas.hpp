@@ -1,0 +1,22 @@
+// Thin wrappers over CBLAS gemm on raw row-major buffers. Kept in their own translation unit so
+// <cblas.h> never meets xtensor-blas (duplicate CBLAS enums).
+#pragma once
+
+#include <cstddef>
+
+namespace relpos::blas {
+
+// C(m,n) = alpha * op(A) * op(B) + beta * C, all row-major. op(A) is (m,k), op(B) is (k,n).
+// lda/ldb/ldc are the row strides of A, B and C as stored.
+void gemm(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::size_t k, float alpha,
+          const float* a, std::size_t lda, const float* b, std::size_t ldb, float beta, float* c,
+          std::size_t ldc);
+void gemm(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::size_t k, double alpha,
+          const double* a, std::size_t lda, const double* b, std::size_t ldb, double beta, double* c,
+          std::size_t ldc);
+
+// OpenBLAS's own thread pool (separate from any OpenMP pool).
+void set_num_threads(int n);
+int get_num_threads();
+
+}  // namespace relpos::blas

@@ -1,0 +1,110 @@
+// Every differentiable op. Each is defined in an ops_*.cpp file with its forward kernel and, right
+// below it, the backward closure. Instantiated for float (training) and double (gradient checks).
+//
+// Shape errors (a user can cause them through a config) throw ShapeError naming the op and shapes.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "autodiff/rng.hpp"
+#include "autodiff/var.hpp"
+
+namespace relpos {
+
+// ---- elementwise, numpy broadcasting (ops_elementwise.cpp)
+template <class T> Var<T> add(const Var<T>& a, const Var<T>& b);
+template <class T> Var<T> sub(const Var<T>& a, const Var<T>& b);
+template <class T> Var<T> mul(const Var<T>& a, const Var<T>& b);
+template <class T> Var<T> div(const Var<T>& a, const Var<T>& b);
+template <class T> Var<T> add_scalar(const Var<T>& a, T s);        // a + s
+template <class T> Var<T> mul_scalar(const Var<T>& a, T s);        // a * s
+template <class T> Var<T> rdiv_scalar(T s, const Var<T>& a);       // s / a
+template <class T> Var<T> pow_scalar(const Var<T>& a, T p);        // a ^ p
+template <class T> Var<T> neg(const Var<T>& a);
+template <class T> Var<T> exp(const Var<T>& a);
+template <class T> Var<T> log(const Var<T>& a);
+template <class T> Var<T> sqrt(const Var<T>& a);
+template <class T> Var<T> tanh(const Var<T>& a);
+template <class T> Var<T> sigmoid(const Var<T>& a);
+template <class T> Var<T> relu(const Var<T>& a);
+template <class T> Var<T> gelu(const Var<T>& a);  // exact: x * Phi(x)
+
+template <class T> Var<T> operator+(const Var<T>& a, const Var<T>& b) { return add(a, b); }
+template <class T> Var<T> operator-(const Var<T>& a, const Var<T>& b) { return sub(a, b); }
+template <class T> Var<T> operator*(const Var<T>& a, const Var<T>& b) { return mul(a, b); }
+template <class T> Var<T> operator/(const Var<T>& a, const Var<T>& b) { return div(a, b); }
+template <class T> Var<T> operator-(const Var<T>& a) { return neg(a); }
+template <class T> Var<T> operator+(const Var<T>& a, typename Var<T>::scalar s) { return add_scalar(a, s); }
+template <class T> Var<T> operator+(typename Var<T>::scalar s, const Var<T>& a) { return add_scalar(a, s); }
+template <class T> Var<T> operator-(const Var<T>& a, typename Var<T>::scalar s) { return add_scalar(a, -s); }
+template <class T> Var<T> operator-(typename Var<T>::scalar s, const Var<T>& a) { return add_scalar(neg(a), s); }
+template <class T> Var<T> operator*(const Var<T>& a, typename Var<T>::scalar s) { return mul_scalar(a, s); }
+template <class T> Var<T> operator*(typename Var<T>::scalar s, const Var<T>& a) { return mul_scalar(a, s); }
+template <class T> Var<T> operator/(const Var<T>& a, typename Var<T>::scalar s) { return mul_scalar(a, T(1) / s); }
+template <class T> Var<T> operator/(typename Var<T>::scalar s, const Var<T>& a) { return rdiv_scalar(s, a); }
+
+// ---- matrix product (ops_matmul.cpp)
+// a (..., M, K) x b (..., K, N) -> (..., M, N); trans_a / trans_b read a as (..., K, M) and b as
+// (..., N, K). A 2-D operand is shared across the other's batch (a (B,L,K) x w (K,N) is one gemm over
+// B*L rows); otherwise the batch dims must match. Every product is a cblas gemm on flat buffers.
+template <class T> Var<T> matmul(const Var<T>& a, const Var<T>& b, bool trans_a = false, bool trans_b = false);
+
+// ---- shape (ops_shape.cpp)
+template <class T> Var<T> reshape(const Var<T>& a, const Shape& shape);
+template <class T> Var<T> permute(const Var<T>& a, const std::vector<std::size_t>& perm);
+template <class T> Var<T> transpose(const Var<T>& a, long d0 = -2, long d1 = -1);
+template <class T> Var<T> slice(const Var<T>& a, long axis, std::size_t start, std::size_t end);  // [start, end)
+template <class T> Var<T> concat(const std::vector<Var<T>>& xs, long axis);
+
+// ---- reductions (ops_reduce.cpp)
+template <class T> Var<T> sum(const Var<T>& a);  // all elements -> shape ()
+template <class T> Var<T> sum(const Var<T>& a, const std::vector<long>& axes, bool keepdims = false);
+template <class T> Var<T> mean(const Var<T>& a);
+template <class T> Var<T> mean(const Var<T>& a, const std::vector<long>& axes, bool keepdims = false);
+// Max along one axis; the gradient goes to the first maximal element.
+template <class T> Var<T> max(const Var<T>& a, long axis, bool keepdims = false);
+
+// ---- softmax family (ops_softmax.cpp)
+// `mask` (optional) is additive, broadcastable to `a`: 0 keeps, -inf (or a large negative) blocks.
+// mask_from_bool turns a boolean mask (true = blocked, as PyTorch's attn_mask) into one.
+// A row whose entries are all blocked gives softmax 0 (not NaN) and log_softmax -inf.
+template <class T> Array<T> mask_from_bool(const xt::xarray<bool>& blocked);
+template <class T> Var<T> softmax(const Var<T>& a, long axis = -1, const Array<T>* mask = nullptr);
+template <class T> Var<T> log_softmax(const Var<T>& a, long axis = -1, const Array<T>* mask = nullptr);
+
+// Cross-entropy of logits (..., V) against integer targets (one per row), fused with log-softmax.
+// Rows whose target is ignore_index contribute nothing. Label smoothing as PyTorch: the target
+// distribution is (1 - eps) * onehot + eps / V. Mean over counted rows, or sum.
+struct CrossEntropyOptions {
+    int ignore_index = -1;
+    double label_smoothing = 0.0;
+    bool mean = true;
+};
+template <class T>
+Var<T> cross_entropy(const Var<T>& logits, const std::vector<std::int32_t>& targets,
+                     const CrossEntropyOptions& opt = {});
+
+// ---- layers that are single fused ops (ops_nn.cpp)
+// weight (V, D), ids of shape ids_shape -> (ids_shape..., D). Backward scatter-adds into weight.
+template <class T>
+Var<T> embedding(const Var<T>& weight, const std::vector<std::int32_t>& ids, const Shape& ids_shape);
+// Inverted dropout: keeps with probability 1 - p and scales by 1 / (1 - p); identity when !training.
+template <class T> Var<T> dropout(const Var<T>& a, double p, Rng& rng, bool training);
+// LayerNorm over the last axis: gamma, beta of shape (D,).
+template <class T> Var<T> layer_norm(const Var<T>& x, const Var<T>& gamma, const Var<T>& beta, double eps = 1e-5);
+
+// ---- Shaw et al. relative-position terms (ops_relative.cpp)
+// Relative bucket of key j for query i (absolute query position i + q_offset): clip(j - i, k) + k.
+//   rel_logits: q (B, H, Lq, d), table (2k+1, d) shared across heads or (H, 2k+1, d) per head
+//     -> (B, H, Lq, Lk) with out[b,h,i,j] = q[b,h,i] . table[bucket(i,j)]
+//     computed as Q·tableᵀ (an (Lq, 2k+1) product) then a gather: never an (Lq, Lk, d) tensor.
+//   rel_values: attn (B, H, Lq, Lk), same tables -> (B, H, Lq, d) with
+//     out[b,h,i] = sum_j attn[b,h,i,j] table[bucket(i,j)]
+//     computed by scatter-adding attn into 2k+1 buckets, then an (Lq, 2k+1)·(2k+1, d) product.
+template <class T>
+Var<T> rel_logits(const Var<T>& q, const Var<T>& table, std::size_t k, std::size_t lk, std::size_t q_offset = 0);
+template <class T>
+Var<T> rel_values(const Var<T>& attn, const Var<T>& table, std::size_t k, std::size_t q_offset = 0);
+
+}  // namespace relpos

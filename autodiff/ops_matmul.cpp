@@ -1,0 +1,139 @@
+// Matrix products through cblas gemm on flat row-major buffers (never N-D xt::linalg::dot).
+#include <fmt/format.h>
+
+#include "autodiff/blas.hpp"
+#include "autodiff/ops.hpp"
+
+namespace relpos {
+
+namespace {
+
+struct MatmulPlan {
+    // Which operand carries the batch; a 2-D operand is shared across the other's batch.
+    enum Kind { Flat, ShareB, ShareA, Batched } kind;
+    std::size_t batch, m, n, k;
+    Shape out;
+};
+
+MatmulPlan plan_matmul(const Shape& sa, const Shape& sb, bool ta, bool tb) {
+    auto fail = [&](const std::string& why) {
+        shape_fail("matmul", fmt::format("cannot multiply {}{} by {}{}: {}", shape_str(sa), ta ? "ᵀ" : "",
+                                         shape_str(sb), tb ? "ᵀ" : "", why));
+    };
+    if (sa.size() < 2 || sb.size() < 2) fail("both operands need at least 2 dimensions");
+    const std::size_t am = ta ? sa[sa.size() - 1] : sa[sa.size() - 2];
+    const std::size_t ak = ta ? sa[sa.size() - 2] : sa[sa.size() - 1];
+    const std::size_t bk = tb ? sb[sb.size() - 1] : sb[sb.size() - 2];
+    const std::size_t bn = tb ? sb[sb.size() - 2] : sb[sb.size() - 1];
+    if (ak != bk) fail(fmt::format("inner dimensions {} and {} differ", ak, bk));
+    MatmulPlan p{};
+    p.m = am;
+    p.n = bn;
+    p.k = ak;
+    const Shape batch_a(sa.begin(), sa.end() - 2), batch_b(sb.begin(), sb.end() - 2);
+    if (batch_b.empty()) {
+        p.out = batch_a;
+        p.batch = numel(batch_a);
+        p.kind = ta ? MatmulPlan::ShareB : MatmulPlan::Flat;  // without transpose, a's batch folds into its rows
+    } else if (batch_a.empty()) {
+        p.out = batch_b;
+        p.batch = numel(batch_b);
+        p.kind = MatmulPlan::ShareA;
+    } else {
+        if (batch_a != batch_b)
+            fail(fmt::format("batch dimensions {} and {} differ", shape_str(batch_a), shape_str(batch_b)));
+        p.out = batch_a;
+        p.batch = numel(batch_a);
+        p.kind = MatmulPlan::Batched;
+    }
+    p.out.push_back(p.m);
+    p.out.push_back(p.n);
+    return p;
+}
+
+}  // namespace
+
+template <class T>
+Var<T> matmul(const Var<T>& a, const Var<T>& b, bool ta, bool tb) {
+    const MatmulPlan p = plan_matmul(a.shape(), b.shape(), ta, tb);
+    Array<T> out = uninit<T>(p.out);  // (..., M, N)
+    const std::size_t lda = ta ? p.m : p.k, ldb = tb ? p.k : p.n;
+    const std::size_t sa = p.m * p.k, sb = p.k * p.n, sc = p.m * p.n;
+    const T* A = a.data();
+    const T* B = b.data();
+    T* C = out.data();
+    switch (p.kind) {
+        case MatmulPlan::Flat:
+            blas::gemm(false, tb, p.batch * p.m, p.n, p.k, T(1), A, lda, B, ldb, T(0), C, p.n);
+            break;
+        case MatmulPlan::ShareB:
+            for (std::size_t i = 0; i < p.batch; ++i)
+                blas::gemm(ta, tb, p.m, p.n, p.k, T(1), A + i * sa, lda, B, ldb, T(0), C + i * sc, p.n);
+            break;
+        case MatmulPlan::ShareA:
+            for (std::size_t i = 0; i < p.batch; ++i)
+                blas::gemm(ta, tb, p.m, p.n, p.k, T(1), A, lda, B + i * sb, ldb, T(0), C + i * sc, p.n);
+            break;
+        case MatmulPlan::Batched:
+            for (std::size_t i = 0; i < p.batch; ++i)
+                blas::gemm(ta, tb, p.m, p.n, p.k, T(1), A + i * sa, lda, B + i * sb, ldb, T(0), C + i * sc, p.n);
+            break;
+    }
+
+    return make_result<T>(
+        std::move(out), {a, b},
+        [p, ta, tb, lda, ldb, sa, sb, sc](Node<T>& self) {
+            auto& NA = *self.parents[0];
+            auto& NB = *self.parents[1];
+            const T* A = NA.value.data();
+            const T* B = NB.value.data();
+            const T* G = self.grad.data();  // (..., M, N)
+            // C = op(A) op(B):
+            //   d op(A) = G op(B)ᵀ      -> dA = G op(B)ᵀ, or (op(B) Gᵀ) when A is read transposed
+            //   d op(B) = op(A)ᵀ G      -> dB = op(A)ᵀ G, or (Gᵀ op(A)) when B is read transposed
+            auto dA_gemm = [&](std::size_t rows, const T* Bp, const T* Gp, T* dAp) {
+                if (!ta)
+                    blas::gemm(false, !tb, rows, p.k, p.n, T(1), Gp, p.n, Bp, ldb, T(1), dAp, p.k);
+                else
+                    blas::gemm(tb, true, p.k, p.m, p.n, T(1), Bp, ldb, Gp, p.n, T(1), dAp, p.m);
+            };
+            auto dB_gemm = [&](std::size_t rows, const T* Ap, const T* Gp, T* dBp) {
+                if (!tb)
+                    blas::gemm(!ta, false, p.k, p.n, rows, T(1), Ap, lda, Gp, p.n, T(1), dBp, p.n);
+                else
+                    blas::gemm(true, ta, p.n, p.k, rows, T(1), Gp, p.n, Ap, lda, T(1), dBp, p.k);
+            };
+            T* dA = NA.requires_grad ? grad_ptr(NA) : nullptr;
+            T* dB = NB.requires_grad ? grad_ptr(NB) : nullptr;
+            switch (p.kind) {
+                case MatmulPlan::Flat:  // A folded to (batch*M, K), B shared
+                    if (dA) dA_gemm(p.batch * p.m, B, G, dA);
+                    if (dB) dB_gemm(p.batch * p.m, A, G, dB);
+                    break;
+                case MatmulPlan::ShareB:
+                    for (std::size_t i = 0; i < p.batch; ++i) {
+                        if (dA) dA_gemm(p.m, B, G + i * sc, dA + i * sa);
+                        if (dB) dB_gemm(p.m, A + i * sa, G + i * sc, dB);
+                    }
+                    break;
+                case MatmulPlan::ShareA:
+                    for (std::size_t i = 0; i < p.batch; ++i) {
+                        if (dA) dA_gemm(p.m, B + i * sb, G + i * sc, dA);
+                        if (dB) dB_gemm(p.m, A, G + i * sc, dB + i * sb);
+                    }
+                    break;
+                case MatmulPlan::Batched:
+                    for (std::size_t i = 0; i < p.batch; ++i) {
+                        if (dA) dA_gemm(p.m, B + i * sb, G + i * sc, dA + i * sa);
+                        if (dB) dB_gemm(p.m, A + i * sa, G + i * sc, dB + i * sb);
+                    }
+                    break;
+            }
+        },
+        "matmul");
+}
+
+template Var<float> matmul(const Var<float>&, const Var<float>&, bool, bool);
+template Var<double> matmul(const Var<double>&, const Var<double>&, bool, bool);
+
+}  // namespace relpos

@@ -1,0 +1,150 @@
+// Fused layer ops: embedding gather, inverted dropout, layer norm.
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "autodiff/ops.hpp"
+
+namespace relpos {
+
+template <class T>
+Var<T> embedding(const Var<T>& weight, const std::vector<std::int32_t>& ids, const Shape& ids_shape) {
+    const Shape ws = weight.shape();
+    if (ws.size() != 2)
+        shape_fail("embedding", fmt::format("weight must be (V, D), got {}", shape_str(ws)));
+    if (numel(ids_shape) != ids.size())
+        shape_fail("embedding", fmt::format("{} ids do not fill the ids shape {}", ids.size(), shape_str(ids_shape)));
+    const std::size_t V = ws[0], D = ws[1];
+    Shape os = ids_shape;
+    os.push_back(D);
+    Array<T> out = uninit<T>(os);  // (ids..., D)
+    const T* w = weight.data();
+    T* o = out.data();
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        const auto id = ids[i];
+        if (id < 0 || static_cast<std::size_t>(id) >= V)
+            throw std::out_of_range(fmt::format("embedding: id {} at position {} is outside the vocabulary [0, {})",
+                                                id, i, V));
+        std::copy_n(w + id * D, D, o + i * D);
+    }
+    return make_result<T>(
+        std::move(out), {weight},
+        [ids, D](Node<T>& self) {
+            T* dw = grad_ptr(*self.parents[0]);
+            const T* g = self.grad.data();
+            for (std::size_t i = 0; i < ids.size(); ++i) {  // scatter-add
+                T* row = dw + ids[i] * D;
+                const T* gi = g + i * D;
+                for (std::size_t j = 0; j < D; ++j) row[j] += gi[j];
+            }
+        },
+        "embedding");
+}
+
+template <class T>
+Var<T> dropout(const Var<T>& a, double p, Rng& rng, bool training) {
+    if (p < 0 || p >= 1) throw std::invalid_argument(fmt::format("dropout: p must be in [0, 1), got {}", p));
+    if (!training || p == 0) return a;
+    const std::size_t n = a.numel();
+    const T scale = T(1) / T(1 - p);
+    // Keep test on 32-bit integers: draws are exact and identical for float and double.
+    const std::uint64_t thresh = static_cast<std::uint64_t>(p * 4294967296.0);
+    std::vector<std::uint8_t> keep(n);
+    Array<T> out = uninit<T>(a.shape());
+    const T* x = a.data();
+    T* y = out.data();
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::uint64_t r = rng.next_u64();
+        // two draws per 64-bit word would halve RNG cost; one keeps the stream simple to reason about
+        keep[i] = (r >> 32) >= thresh;
+        y[i] = keep[i] ? x[i] * scale : T(0);
+    }
+    return make_result<T>(
+        std::move(out), {a},
+        [keep = std::move(keep), scale](Node<T>& self) {
+            T* d = grad_ptr(*self.parents[0]);
+            const T* g = self.grad.data();
+            for (std::size_t i = 0; i < keep.size(); ++i)
+                if (keep[i]) d[i] += g[i] * scale;
+        },
+        "dropout");
+}
+
+template <class T>
+Var<T> layer_norm(const Var<T>& x, const Var<T>& gamma, const Var<T>& beta, double eps) {
+    const Shape s = x.shape();
+    if (s.empty()) shape_fail("layer_norm", "input needs at least one dimension");
+    const std::size_t D = s.back(), N = x.numel() / std::max<std::size_t>(D, 1);
+    if (gamma.shape() != Shape{D} || beta.shape() != Shape{D})
+        shape_fail("layer_norm", fmt::format("input {} needs gamma and beta of shape ({},), got {} and {}",
+                                             shape_str(s), D, shape_str(gamma.shape()), shape_str(beta.shape())));
+    Array<T> out = uninit<T>(s);
+    std::vector<T> mean(N), rstd(N);  // per row, for backward
+    const T* px = x.data();
+    const T* pg = gamma.data();
+    const T* pb = beta.data();
+    T* py = out.data();
+    for (std::size_t r = 0; r < N; ++r) {
+        const T* xr = px + r * D;
+        T m = 0;
+        for (std::size_t j = 0; j < D; ++j) m += xr[j];
+        m /= T(D);
+        T v = 0;
+        for (std::size_t j = 0; j < D; ++j) v += (xr[j] - m) * (xr[j] - m);
+        v /= T(D);
+        const T rs = T(1) / std::sqrt(v + T(eps));
+        mean[r] = m;
+        rstd[r] = rs;
+        T* yr = py + r * D;
+        for (std::size_t j = 0; j < D; ++j) yr[j] = (xr[j] - m) * rs * pg[j] + pb[j];
+    }
+    return make_result<T>(
+        std::move(out), {x, gamma, beta},
+        [mean = std::move(mean), rstd = std::move(rstd), N, D](Node<T>& self) {
+            // xhat = (x - mean) * rstd;  y = xhat * gamma + beta
+            // dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)),  dxhat = dy * gamma
+            auto& X = *self.parents[0];
+            auto& G = *self.parents[1];
+            auto& B = *self.parents[2];
+            const T* px = X.value.data();
+            const T* pg = G.value.data();
+            const T* dy = self.grad.data();
+            T* dx = X.requires_grad ? grad_ptr(X) : nullptr;
+            T* dg = G.requires_grad ? grad_ptr(G) : nullptr;
+            T* db = B.requires_grad ? grad_ptr(B) : nullptr;
+            for (std::size_t r = 0; r < N; ++r) {
+                const T* xr = px + r * D;
+                const T* gr = dy + r * D;
+                const T m = mean[r], rs = rstd[r];
+                T s1 = 0, s2 = 0;
+                for (std::size_t j = 0; j < D; ++j) {
+                    const T xh = (xr[j] - m) * rs;
+                    const T dxh = gr[j] * pg[j];
+                    s1 += dxh;
+                    s2 += dxh * xh;
+                    if (dg) dg[j] += gr[j] * xh;
+                    if (db) db[j] += gr[j];
+                }
+                if (dx) {
+                    s1 /= T(D);
+                    s2 /= T(D);
+                    T* dr = dx + r * D;
+                    for (std::size_t j = 0; j < D; ++j) {
+                        const T xh = (xr[j] - m) * rs;
+                        dr[j] += rs * (gr[j] * pg[j] - s1 - xh * s2);
+                    }
+                }
+            }
+        },
+        "layer_norm");
+}
+
+#define RELPOS_INST(T)                                                                           \
+    template Var<T> embedding(const Var<T>&, const std::vector<std::int32_t>&, const Shape&);    \
+    template Var<T> dropout(const Var<T>&, double, Rng&, bool);                                  \
+    template Var<T> layer_norm(const Var<T>&, const Var<T>&, const Var<T>&, double);
+RELPOS_INST(float)
+RELPOS_INST(double)
+#undef RELPOS_INST
+
+}  // namespace relpos

@@ -1,0 +1,198 @@
+// softmax / log_softmax along an axis (optionally masked) and fused cross-entropy.
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+#include <xtensor/xbroadcast.hpp>
+
+#include "autodiff/ops.hpp"
+
+namespace relpos {
+
+template <class T>
+Array<T> mask_from_bool(const xt::xarray<bool>& blocked) {
+    Array<T> m = uninit<T>(Shape(blocked.shape().begin(), blocked.shape().end()));
+    const T ninf = -std::numeric_limits<T>::infinity();
+    std::transform(blocked.begin(), blocked.end(), m.begin(), [ninf](bool b) { return b ? ninf : T(0); });
+    return m;
+}
+
+namespace {
+
+// The mask at the input's full shape (materialised once if it broadcasts).
+template <class T>
+Array<T> full_mask(const char* op, const Array<T>& mask, const Shape& s) {
+    const Shape ms = shape_of(mask);
+    if (ms == s) return mask;
+    const Shape b = broadcast_shapes(op, s, ms);
+    if (b != s)
+        shape_fail(op, fmt::format("mask of shape {} does not broadcast to the input's shape {}", shape_str(ms),
+                                   shape_str(s)));
+    Array<T> r = xt::broadcast(mask, s);
+    return r;
+}
+
+// Computes softmax (log=false) or log_softmax (log=true) of x (+ mask) along a split axis.
+template <class T>
+void softmax_forward(const T* x, const T* m, T* y, const AxisSplit& sp, bool log) {
+    const T ninf = -std::numeric_limits<T>::infinity();
+    for (std::size_t o = 0; o < sp.outer; ++o)
+        for (std::size_t i = 0; i < sp.inner; ++i) {
+            const std::size_t base = o * sp.n * sp.inner + i, st = sp.inner;
+            T mx = ninf;
+            for (std::size_t j = 0; j < sp.n; ++j) {
+                const std::size_t idx = base + j * st;
+                const T v = m ? x[idx] + m[idx] : x[idx];
+                y[idx] = v;
+                if (v > mx) mx = v;
+            }
+            if (mx == ninf) {  // every entry blocked
+                for (std::size_t j = 0; j < sp.n; ++j) y[base + j * st] = log ? ninf : T(0);
+                continue;
+            }
+            T s = 0;
+            for (std::size_t j = 0; j < sp.n; ++j) {
+                const std::size_t idx = base + j * st;
+                const T e = std::exp(y[idx] - mx);
+                s += e;
+                if (!log) y[idx] = e;
+            }
+            if (log) {
+                const T lse = mx + std::log(s);
+                for (std::size_t j = 0; j < sp.n; ++j) y[base + j * st] -= lse;
+            } else {
+                const T inv = T(1) / s;
+                for (std::size_t j = 0; j < sp.n; ++j) y[base + j * st] *= inv;
+            }
+        }
+}
+
+template <class T>
+Var<T> softmax_impl(const Var<T>& a, long axis_, const Array<T>* mask, bool log) {
+    const char* name = log ? "log_softmax" : "softmax";
+    const Shape s = a.shape();
+    const std::size_t axis = norm_axis(name, axis_, s.size());
+    const AxisSplit sp = split_axis(s, axis);
+    Array<T> fm;
+    if (mask) fm = full_mask(name, *mask, s);
+    Array<T> y = uninit<T>(s);
+    softmax_forward(a.data(), mask ? fm.data() : static_cast<const T*>(nullptr), y.data(), sp, log);
+    return make_result<T>(
+        std::move(y), {a},
+        [sp, log](Node<T>& self) {
+            // softmax:     dx_j = y_j (g_j - sum_k g_k y_k)
+            // log_softmax: dx_j = g_j - exp(y_j) sum_k g_k      (blocked entries: y = 0 / -inf -> 0)
+            const T* y = self.value.data();
+            const T* g = self.grad.data();
+            T* d = grad_ptr(*self.parents[0]);
+            for (std::size_t o = 0; o < sp.outer; ++o)
+                for (std::size_t i = 0; i < sp.inner; ++i) {
+                    const std::size_t base = o * sp.n * sp.inner + i, st = sp.inner;
+                    T acc = 0;
+                    if (log) {
+                        for (std::size_t j = 0; j < sp.n; ++j) acc += g[base + j * st];
+                        for (std::size_t j = 0; j < sp.n; ++j) {
+                            const std::size_t idx = base + j * st;
+                            if (std::isinf(y[idx])) continue;
+                            d[idx] += g[idx] - std::exp(y[idx]) * acc;
+                        }
+                    } else {
+                        for (std::size_t j = 0; j < sp.n; ++j) acc += g[base + j * st] * y[base + j * st];
+                        for (std::size_t j = 0; j < sp.n; ++j) {
+                            const std::size_t idx = base + j * st;
+                            d[idx] += y[idx] * (g[idx] - acc);
+                        }
+                    }
+                }
+        },
+        name);
+}
+
+}  // namespace
+
+template <class T>
+Var<T> softmax(const Var<T>& a, long axis, const Array<T>* mask) {
+    return softmax_impl(a, axis, mask, false);
+}
+
+template <class T>
+Var<T> log_softmax(const Var<T>& a, long axis, const Array<T>* mask) {
+    return softmax_impl(a, axis, mask, true);
+}
+
+template <class T>
+Var<T> cross_entropy(const Var<T>& logits, const std::vector<std::int32_t>& targets, const CrossEntropyOptions& opt) {
+    const Shape s = logits.shape();
+    if (s.empty()) shape_fail("cross_entropy", "logits need at least one dimension (..., V)");
+    const std::size_t V = s.back();
+    const std::size_t N = logits.numel() / std::max<std::size_t>(V, 1);
+    if (targets.size() != N)
+        shape_fail("cross_entropy", fmt::format("logits {} hold {} rows but {} targets were given", shape_str(s), N,
+                                                targets.size()));
+    if (opt.label_smoothing < 0 || opt.label_smoothing >= 1)
+        throw std::invalid_argument(
+            fmt::format("cross_entropy: label smoothing must be in [0, 1), got {}", opt.label_smoothing));
+    const T eps = T(opt.label_smoothing);
+    const T on = T(1) - eps, off = eps / T(V);
+    // probs (N, V): kept for the backward pass, which is softmax - target distribution.
+    Array<T> probs = uninit<T>({N, V});
+    const T* x = logits.data();
+    T* p = probs.data();
+    double loss = 0;
+    std::size_t count = 0;
+    for (std::size_t r = 0; r < N; ++r) {
+        const int t = targets[r];
+        const T* xr = x + r * V;
+        T* pr = p + r * V;
+        if (t == opt.ignore_index) {
+            std::fill(pr, pr + V, T(0));
+            continue;
+        }
+        if (t < 0 || static_cast<std::size_t>(t) >= V)
+            throw std::out_of_range(fmt::format("cross_entropy: target {} at row {} is outside [0, {})", t, r, V));
+        T mx = xr[0];
+        for (std::size_t j = 1; j < V; ++j) mx = std::max(mx, xr[j]);
+        T se = 0, sx = 0;
+        for (std::size_t j = 0; j < V; ++j) {
+            const T e = std::exp(xr[j] - mx);
+            pr[j] = e;
+            se += e;
+            sx += xr[j];
+        }
+        const T lse = mx + std::log(se);
+        const T inv = T(1) / se;
+        for (std::size_t j = 0; j < V; ++j) pr[j] *= inv;
+        // -sum_j q_j log p_j with q = on * onehot(t) + off: log p_j = x_j - lse
+        loss += double(on) * double(lse - xr[t]) + double(off) * (double(V) * double(lse) - double(sx));
+        ++count;
+    }
+    const T scale = opt.mean ? (count ? T(1) / T(count) : T(0)) : T(1);
+    Array<T> out = Array<T>::from_shape({});
+    out() = T(loss * double(scale));
+    return make_result<T>(
+        std::move(out), {logits},
+        [probs = std::move(probs), targets, V, N, on, off, scale, ig = opt.ignore_index](Node<T>& self) {
+            const T g = self.grad.data()[0] * scale;
+            T* d = grad_ptr(*self.parents[0]);
+            const T* p = probs.data();
+            for (std::size_t r = 0; r < N; ++r) {
+                if (targets[r] == ig) continue;
+                T* dr = d + r * V;
+                const T* pr = p + r * V;
+                for (std::size_t j = 0; j < V; ++j) dr[j] += g * (pr[j] - off);
+                dr[targets[r]] -= g * on;
+            }
+        },
+        "cross_entropy");
+}
+
+#define RELPOS_INST(T)                                                                                    \
+    template Array<T> mask_from_bool(const xt::xarray<bool>&);                                             \
+    template Var<T> softmax(const Var<T>&, long, const Array<T>*);                                         \
+    template Var<T> log_softmax(const Var<T>&, long, const Array<T>*);                                     \
+    template Var<T> cross_entropy(const Var<T>&, const std::vector<std::int32_t>&, const CrossEntropyOptions&);
+RELPOS_INST(float)
+RELPOS_INST(double)
+#undef RELPOS_INST
+
+}  // namespace relpos

@@ -1,0 +1,181 @@
+// Forward values against hand-computed cases, engine behaviour (accumulation, zero_grad, no-grad
+// mode) and shape errors that name the op and both shapes.
+#include <cmath>
+
+#include "tests/helpers.hpp"
+
+using namespace relpos;
+using namespace relpos::test;
+using V = Var<double>;
+
+namespace {
+Array<double> arr(const Shape& s, std::vector<double> v) {
+    Array<double> a = uninit<double>(s);
+    REQUIRE(v.size() == a.size());
+    std::copy(v.begin(), v.end(), a.begin());
+    return a;
+}
+}  // namespace
+
+TEST_CASE("values/broadcast_arithmetic", "[values]") {
+    V a(arr({2, 2}, {1, 2, 3, 4})), b(arr({2}, {10, 20}));
+    require_close((a + b).value(), arr({2, 2}, {11, 22, 13, 24}), 0);
+    require_close((a - b).value(), arr({2, 2}, {-9, -18, -7, -16}), 0);
+    require_close((a * b).value(), arr({2, 2}, {10, 40, 30, 80}), 0);
+    require_close((b / a).value(), arr({2, 2}, {10, 10, 10.0 / 3, 5}), 1e-15);
+    require_close((2.0 - a).value(), arr({2, 2}, {1, 0, -1, -2}), 0);
+}
+
+TEST_CASE("values/matmul", "[values]") {
+    V a(arr({2, 3}, {1, 2, 3, 4, 5, 6})), b(arr({3, 2}, {7, 8, 9, 10, 11, 12}));
+    require_close(matmul(a, b).value(), arr({2, 2}, {58, 64, 139, 154}), 0);
+    require_close(matmul(b, a, true, true).value(), arr({2, 2}, {58, 139, 64, 154}), 0);
+    // batched: two copies of a against one shared b
+    V ab(arr({2, 2, 3}, {1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6}));
+    require_close(matmul(ab, b).value(), arr({2, 2, 2}, {58, 64, 139, 154, 58, 64, 139, 154}), 0);
+}
+
+TEST_CASE("values/softmax_and_masks", "[values]") {
+    V x(arr({1, 3}, {1, 2, 3}));
+    const double z = std::exp(1) + std::exp(2) + std::exp(3);
+    require_close(softmax(x).value(), arr({1, 3}, {std::exp(1) / z, std::exp(2) / z, std::exp(3) / z}), 1e-14);
+    require_close(log_softmax(x).value(), arr({1, 3}, {1 - std::log(z), 2 - std::log(z), 3 - std::log(z)}), 1e-14);
+    xt::xarray<bool> blocked = {{false, true, false}};
+    Array<double> m = mask_from_bool<double>(blocked);
+    const double z2 = std::exp(1) + std::exp(3);
+    auto y = softmax(x, -1, &m).value();
+    REQUIRE(y(0, 1) == 0.0);  // exactly zero weight on a blocked entry
+    require_close(y, arr({1, 3}, {std::exp(1) / z2, 0, std::exp(3) / z2}), 1e-14);
+    xt::xarray<bool> all = {{true, true, true}};
+    Array<double> ma = mask_from_bool<double>(all);
+    auto y0 = softmax(x, -1, &ma).value();
+    for (auto v : y0) REQUIRE(v == 0.0);  // fully blocked row: zeros, not NaN
+}
+
+TEST_CASE("values/cross_entropy", "[values]") {
+    V logits(arr({2, 3}, {1, 2, 3, 1, 1, 1}));
+    const double lse0 = std::log(std::exp(1) + std::exp(2) + std::exp(3));
+    const double lse1 = 1 + std::log(3.0);
+    // plain: mean of -log p(target)
+    REQUIRE(cross_entropy(logits, {2, 0}).item() == Approx(((lse0 - 3) + (lse1 - 1)) / 2).epsilon(1e-14));
+    // ignore index drops the row from the mean
+    CrossEntropyOptions o;
+    o.ignore_index = 0;
+    REQUIRE(cross_entropy(logits, {2, 0}, o).item() == Approx(lse0 - 3).epsilon(1e-14));
+    // label smoothing 0.3 over V = 3: q = 0.7 onehot + 0.1
+    o.ignore_index = -1;
+    o.label_smoothing = 0.3;
+    o.mean = false;
+    const double row0 = 0.7 * (lse0 - 3) + 0.1 * ((lse0 - 1) + (lse0 - 2) + (lse0 - 3));
+    REQUIRE(cross_entropy(logits, {2, 1}, o).item() == Approx(row0 + (lse1 - 1)).epsilon(1e-14));
+}
+
+TEST_CASE("values/layer_norm", "[values]") {
+    V x(arr({1, 4}, {1, 2, 3, 4})), g(arr({4}, {1, 1, 2, 2})), b(arr({4}, {0, 0, 0, 1}));
+    // mean 2.5, var 1.25
+    const double rs = 1 / std::sqrt(1.25 + 1e-5);
+    require_close(layer_norm(x, g, b).value(), arr({1, 4}, {-1.5 * rs, -0.5 * rs, 2 * 0.5 * rs, 2 * 1.5 * rs + 1}), 1e-14);
+}
+
+TEST_CASE("values/embedding_and_slice_concat", "[values]") {
+    V w(arr({3, 2}, {0, 1, 10, 11, 20, 21}));
+    require_close(embedding(w, {2, 0}, {2}).value(), arr({2, 2}, {20, 21, 0, 1}), 0);
+    V a(arr({2, 3}, {1, 2, 3, 4, 5, 6}));
+    require_close(slice(a, 1, 1, 3).value(), arr({2, 2}, {2, 3, 5, 6}), 0);
+    require_close(concat<double>({a, slice(a, 1, 0, 1)}, 1).value(), arr({2, 4}, {1, 2, 3, 1, 4, 5, 6, 4}), 0);
+    require_close(transpose(a).value(), arr({3, 2}, {1, 4, 2, 5, 3, 6}), 0);
+    require_close(sum(a, {0}).value(), arr({3}, {5, 7, 9}), 0);
+    require_close(mean(a, {1}, true).value(), arr({2, 1}, {2, 5}), 0);
+    require_close(max(a, 0).value(), arr({3}, {4, 5, 6}), 0);
+}
+
+TEST_CASE("values/gelu_relu", "[values]") {
+    V x(arr({3}, {-1, 0, 2}));
+    require_close(relu(x).value(), arr({3}, {0, 0, 2}), 0);
+    require_close(gelu(x).value(), arr({3}, {-0.15865525393145707, 0, 1.9544997361036416}), 1e-12);
+}
+
+TEST_CASE("values/dropout", "[values]") {
+    Array<float> ones = full<float>({100000}, 1.f);
+    Var<float> a(ones, true);
+    Rng rng(3);
+    auto y = dropout(a, 0.25, rng, true);
+    std::size_t zeros_n = 0;
+    double s = 0;
+    for (float v : y.value()) {
+        zeros_n += v == 0.f;
+        REQUIRE((v == 0.f || std::abs(v - 1.f / 0.75f) < 1e-6));
+        s += v;
+    }
+    REQUIRE(zeros_n > 24000);
+    REQUIRE(zeros_n < 26000);
+    REQUIRE(s / 100000 == Approx(1.0).epsilon(0.02));  // inverted: expectation preserved
+    // eval mode: identity (the very same node)
+    auto e = dropout(a, 0.25, rng, false);
+    REQUIRE(e.node() == a.node());
+    // same seed -> same mask
+    Rng r1(9), r2(9);
+    auto y1 = dropout(a, 0.5, r1, true), y2 = dropout(a, 0.5, r2, true);
+    const bool same_mask = y1.value() == y2.value();
+    REQUIRE(same_mask);
+}
+
+TEST_CASE("engine/gradients_accumulate_and_zero_grad", "[engine]") {
+    V a(arr({2}, {1, 2}), true);
+    sum(a * a).backward();
+    require_close(a.grad(), arr({2}, {2, 4}), 0);
+    sum(a * 3.0).backward();  // accumulates
+    require_close(a.grad(), arr({2}, {5, 7}), 0);
+    a.zero_grad();
+    require_close(a.grad(), arr({2}, {0, 0}), 0);
+}
+
+TEST_CASE("engine/no_grad_records_nothing", "[engine]") {
+    V a(arr({2}, {1, 2}), true);
+    {
+        NoGradGuard g;
+        V y = a * a;
+        REQUIRE_FALSE(y.requires_grad());
+        REQUIRE(y.node()->parents.empty());
+    }
+    V y = a * a;
+    REQUIRE(y.requires_grad());
+}
+
+TEST_CASE("engine/backward_releases_graph", "[engine]") {
+    V a(arr({2}, {1, 2}), true);
+    V h = exp(a);
+    V y = sum(h * h);
+    y.backward();
+    REQUIRE(h.node()->parents.empty());  // intermediate closures and edges are freed
+    REQUIRE_FALSE(static_cast<bool>(h.node()->backward_fn));
+    REQUIRE(a.has_grad());  // leaves keep their gradients
+}
+
+TEST_CASE("errors/shape_mismatch_names_op_and_shapes", "[errors]") {
+    V a(zeros<double>({2, 3})), b(zeros<double>({4, 5})), c(zeros<double>({2, 4}));
+    auto msg = [](auto&& f) {
+        try {
+            f();
+        } catch (const ShapeError& e) {
+            return std::string(e.what());
+        }
+        return std::string("no exception");
+    };
+    std::string m = msg([&] { add(a, c); });
+    CHECK_THAT(m, Catch::Contains("add") && Catch::Contains("(2, 3)") && Catch::Contains("(2, 4)"));
+    m = msg([&] { matmul(a, b); });
+    CHECK_THAT(m, Catch::Contains("matmul") && Catch::Contains("(2, 3)") && Catch::Contains("(4, 5)"));
+    m = msg([&] { mul(a, b); });
+    CHECK_THAT(m, Catch::Contains("mul") && Catch::Contains("(2, 3)") && Catch::Contains("(4, 5)"));
+    m = msg([&] { reshape(a, {5}); });
+    CHECK_THAT(m, Catch::Contains("reshape") && Catch::Contains("(2, 3)") && Catch::Contains("(5,)"));
+    m = msg([&] { concat<double>({a, b}, 0); });
+    CHECK_THAT(m, Catch::Contains("concat") && Catch::Contains("(2, 3)") && Catch::Contains("(4, 5)"));
+    V g(zeros<double>({4})), be(zeros<double>({4}));
+    m = msg([&] { layer_norm(a, g, be); });
+    CHECK_THAT(m, Catch::Contains("layer_norm") && Catch::Contains("(2, 3)") && Catch::Contains("(4,)"));
+    V q(zeros<double>({1, 2, 3, 4})), t(zeros<double>({5, 3}));
+    m = msg([&] { rel_logits(q, t, 2, 3); });
+    CHECK_THAT(m, Catch::Contains("rel_logits") && Catch::Contains("(1, 2, 3, 4)") && Catch::Contains("(5, 3)"));
+}
