@@ -1,0 +1,31 @@
+// Linear layer y = x W + b with W stored (in, out) so the forward product is a plain gemm over all
+// leading rows of x.
+#pragma once
+
+#include "nn/module.hpp"
+
+namespace relpos::nn {
+
+template <class T>
+class Linear : public Module<T> {
+public:
+    Linear(std::size_t in, std::size_t out, bool bias, Rng& rng) : in_(in), out_(out) {
+        weight = this->register_parameter("weight", xavier_uniform<T>({in, out}, in, out, rng));
+        if (bias) this->bias = this->register_parameter("bias", zeros<T>({out}));
+    }
+    // x (..., in) -> (..., out)
+    Var<T> forward(const Var<T>& x) const {
+        Var<T> y = matmul(x, weight);
+        return bias.defined() ? y + bias : y;
+    }
+    std::size_t in_features() const { return in_; }
+    std::size_t out_features() const { return out_; }
+
+    Var<T> weight;  // (in, out)
+    Var<T> bias;    // (out,) or undefined
+
+private:
+    std::size_t in_, out_;
+};
+
+}  // namespace relpos::nn

@@ -1,0 +1,99 @@
+#include "nn/optim.hpp"
+
+#include <algorithm>
+
+namespace relpos::nn {
+
+template <class T>
+double grad_norm(const NamedParams<T>& params) {
+    double s = 0;
+    for (auto& [n, p] : params) {
+        if (!p.has_grad()) continue;
+        for (T g : p.grad()) s += double(g) * double(g);
+    }
+    return std::sqrt(s);
+}
+
+template <class T>
+double clip_grad_norm(const NamedParams<T>& params, double max_norm) {
+    const double norm = grad_norm(params);
+    if (!std::isfinite(norm) || norm <= max_norm) return norm;
+    const T scale = T(max_norm / (norm + 1e-6));
+    for (auto& [n, p] : params) {
+        if (!p.has_grad()) continue;
+        auto& g = p.node()->grad;
+        for (auto& v : g) v *= scale;
+    }
+    return norm;
+}
+
+template <class T>
+void SGD<T>::step(double lr) {
+    for (auto& [n, p] : params_) {
+        if (!p.has_grad()) continue;
+        T* w = p.value().data();
+        const T* g = p.grad().data();
+        for (std::size_t i = 0, e = p.numel(); i < e; ++i) w[i] -= T(lr) * g[i];
+    }
+}
+
+template <class T>
+void SGD<T>::zero_grad() {
+    for (auto& [n, p] : params_) p.zero_grad();
+}
+
+template <class T>
+Adam<T>::Adam(NamedParams<T> params, AdamOptions opt) : params_(std::move(params)), opt_(opt) {
+    for (auto& [n, p] : params_) {
+        m_.push_back(zeros<T>(p.shape()));
+        v_.push_back(zeros<T>(p.shape()));
+    }
+}
+
+template <class T>
+void Adam<T>::step(double lr) {
+    ++t_;
+    const double bc1 = 1.0 - std::pow(opt_.beta1, double(t_));
+    const double bc2 = 1.0 - std::pow(opt_.beta2, double(t_));
+    const T b1 = T(opt_.beta1), b2 = T(opt_.beta2);
+    const T step_size = T(lr / bc1);
+    const T inv_sqrt_bc2 = T(1.0 / std::sqrt(bc2));
+    const T eps = T(opt_.eps);
+    const T decay = T(1.0 - lr * opt_.weight_decay);
+    for (std::size_t k = 0; k < params_.size(); ++k) {
+        Var<T>& p = params_[k].second;
+        if (!p.has_grad()) continue;
+        T* w = p.value().data();
+        const T* g = p.grad().data();
+        T* m = m_[k].data();
+        T* v = v_[k].data();
+        for (std::size_t i = 0, e = p.numel(); i < e; ++i) {
+            m[i] = b1 * m[i] + (T(1) - b1) * g[i];
+            v[i] = b2 * v[i] + (T(1) - b2) * g[i] * g[i];
+            if (opt_.weight_decay > 0) w[i] *= decay;
+            w[i] -= step_size * m[i] / (std::sqrt(v[i]) * inv_sqrt_bc2 + eps);
+        }
+    }
+}
+
+template <class T>
+void Adam<T>::zero_grad() {
+    for (auto& [n, p] : params_) p.zero_grad();
+}
+
+double inverse_sqrt_lr(std::size_t step, std::size_t d_model, std::size_t warmup, double scale) {
+    const double s = double(std::max<std::size_t>(step, 1));
+    const double w = double(std::max<std::size_t>(warmup, 1));
+    return scale / std::sqrt(double(d_model)) * std::min(1.0 / std::sqrt(s), s * std::pow(w, -1.5));
+}
+
+template double grad_norm(const NamedParams<float>&);
+template double grad_norm(const NamedParams<double>&);
+template double clip_grad_norm(const NamedParams<float>&, double);
+template double clip_grad_norm(const NamedParams<double>&, double);
+template class SGD<float>;
+template class SGD<double>;
+template class Adam<float>;
+template class Adam<double>;
+
+}  // namespace relpos::nn
