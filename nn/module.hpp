@@ -62,7 +62,9 @@ protected:
 private:
     void collect(const std::string& prefix, std::vector<std::pair<std::string, Var<T>>>& out) const {
         for (auto& [n, p] : params_) out.emplace_back(prefix + n, p);
-        for (auto& [n, c] : children_) c->collect(prefix + n + ".", out);
+        // A child registered under "" contributes its parameters under this module's own prefix
+        // (a position hook's rel_k shows up as self_attn.rel_k).
+        for (auto& [n, c] : children_) c->collect(n.empty() ? prefix : prefix + n + ".", out);
     }
 
     std::vector<std::pair<std::string, Var<T>>> params_;

@@ -1,0 +1,129 @@
+#include "nn/attention.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+namespace relpos::nn {
+
+template <class T>
+AttentionMask<T> AttentionMask<T>::from_lengths(const std::vector<std::size_t>& len, std::size_t Lk) {
+    AttentionMask m;
+    Array<T> a = zeros<T>({len.size(), Lk});
+    const T ninf = -std::numeric_limits<T>::infinity();
+    for (std::size_t b = 0; b < len.size(); ++b)
+        for (std::size_t j = len[b]; j < Lk; ++j) a(b, j) = ninf;
+    m.set_key_padding(std::move(a));
+    return m;
+}
+
+template <class T>
+MultiHeadAttention<T>::MultiHeadAttention(std::size_t d_model, std::size_t heads, double attn_dropout,
+                                          const AttentionSite& site,
+                                          const std::vector<std::shared_ptr<PositionEncoding<T>>>& positions,
+                                          Rng& init_rng, Rng& dropout_rng)
+    : d_model_(d_model), heads_(heads), head_dim_(heads ? d_model / heads : 0), site_(site) {
+    if (heads == 0 || d_model % heads != 0)
+        throw std::invalid_argument(
+            fmt::format("attention: d_model {} is not divisible by the number of heads {}", d_model, heads));
+    site_.heads = heads;
+    site_.head_dim = head_dim_;
+    q_proj = this->register_module("q_proj", std::make_shared<Linear<T>>(d_model, d_model, true, init_rng));
+    k_proj = this->register_module("k_proj", std::make_shared<Linear<T>>(d_model, d_model, true, init_rng));
+    v_proj = this->register_module("v_proj", std::make_shared<Linear<T>>(d_model, d_model, true, init_rng));
+    out_proj = this->register_module("out_proj", std::make_shared<Linear<T>>(d_model, d_model, true, init_rng));
+    attn_drop = this->register_module("attn_dropout", std::make_shared<Dropout<T>>(attn_dropout, dropout_rng));
+    for (auto& p : positions) {
+        if (auto h = p->for_attention(site_, init_rng)) {
+            // Registered without a name of its own: Shaw's tables appear as <layer>.self_attn.rel_k.
+            hooks.push_back(this->register_module("", h));
+        }
+    }
+}
+
+template <class T>
+Var<T> MultiHeadAttention<T>::split_heads(const Var<T>& x) const {
+    const std::size_t B = x.dim(0), L = x.dim(1);
+    return permute(reshape(x, {B, L, heads_, head_dim_}), {0, 2, 1, 3});
+}
+
+template <class T>
+Var<T> MultiHeadAttention<T>::forward(const Var<T>& x, const Var<T>& kv, const AttentionMask<T>* mask,
+                                      KVCache<T>* cache, std::size_t q_offset, Var<T>* weights) const {
+    if (x.ndim() != 3 || x.dim(2) != d_model_)
+        shape_fail("attention", fmt::format("queries must be (B, L, {}), got {}", d_model_, shape_str(x.shape())));
+    const std::size_t B = x.dim(0), Lq = x.dim(1);
+    const T scale = T(1.0 / std::sqrt(double(head_dim_)));
+    Var<T> q = split_heads(q_proj->forward(x)) * scale;  // (B, H, Lq, d), pre-scaled by 1/sqrt(d)
+    Var<T> k, v;                                          // (B, H, Lk, d)
+    if (cache && site_.kind == AttentionSite::Cross && cache->k.defined()) {
+        k = cache->k;  // memory projected at the first step
+        v = cache->v;
+        Var<T> no_k;
+        for (auto& h : hooks) h->queries_keys(q, no_k, q_offset, 0);
+    } else {
+        k = split_heads(k_proj->forward(kv));
+        v = split_heads(v_proj->forward(kv));
+        const std::size_t k_offset = (cache && site_.kind != AttentionSite::Cross) ? cache->length() : 0;
+        for (auto& h : hooks) h->queries_keys(q, k, q_offset, k_offset);
+        if (cache) {
+            if (site_.kind != AttentionSite::Cross && cache->k.defined()) {
+                k = concat<T>({cache->k, k}, 2);
+                v = concat<T>({cache->v, v}, 2);
+            }
+            cache->k = k;
+            cache->v = v;
+        }
+    }
+    const std::size_t Lk = k.dim(2);
+
+    Var<T> logits = matmul(q, k, false, true);  // (B, H, Lq, Lk)
+    for (auto& h : hooks)
+        if (Var<T> b = h->logit_bias(q, Lk, q_offset); b.defined()) logits = logits + b;
+
+    // One additive mask (B, H, Lq, Lk): key padding, the user's attention mask, and causality
+    // (query at absolute position q_offset + i sees keys j <= q_offset + i).
+    const bool causal = site_.causal() && Lk > q_offset + 1;  // some key lies in some query's future
+    const bool any_mask = causal || (mask && (mask->has_key_padding || mask->has_attn));
+    Array<T> m;
+    if (any_mask) {
+        const T ninf = -std::numeric_limits<T>::infinity();
+        m = zeros<T>({B, heads_, Lq, Lk});
+        if (mask && mask->has_key_padding && shape_of(mask->key_padding) != Shape{B, Lk})
+            shape_fail("attention", fmt::format("key padding mask must be (B={}, Lk={}), got {}", B, Lk,
+                                                shape_str(shape_of(mask->key_padding))));
+        if (mask && mask->has_attn && shape_of(mask->attn) != Shape{Lq, Lk})
+            shape_fail("attention", fmt::format("attention mask must be (Lq={}, Lk={}), got {}", Lq, Lk,
+                                                shape_str(shape_of(mask->attn))));
+        T* pm = m.data();
+        for (std::size_t b = 0; b < B; ++b)
+            for (std::size_t i = 0; i < Lq; ++i) {
+                T* row = pm + ((b * heads_) * Lq + i) * Lk;
+                for (std::size_t j = 0; j < Lk; ++j) {
+                    T a = 0;
+                    if (mask && mask->has_key_padding) a += mask->key_padding(b, j);
+                    if (mask && mask->has_attn) a += mask->attn(i, j);
+                    if (site_.causal() && j > q_offset + i) a = ninf;
+                    row[j] = a;
+                }
+                for (std::size_t h = 1; h < heads_; ++h)
+                    std::copy_n(row, Lk, pm + ((b * heads_ + h) * Lq + i) * Lk);
+            }
+    }
+    Var<T> attn = softmax(logits, -1, any_mask ? &m : nullptr);  // (B, H, Lq, Lk)
+    if (weights) *weights = attn;
+    attn = attn_drop->forward(attn);
+    Var<T> out = matmul(attn, v);  // (B, H, Lq, d)
+    for (auto& h : hooks)
+        if (Var<T> o = h->output_term(attn, q_offset); o.defined()) out = out + o;
+    out = reshape(permute(out, {0, 2, 1, 3}), {B, Lq, d_model_});  // (B, Lq, D)
+    return out_proj->forward(out);
+}
+
+template struct AttentionMask<float>;
+template struct AttentionMask<double>;
+template class MultiHeadAttention<float>;
+template class MultiHeadAttention<double>;
+
+}  // namespace relpos::nn

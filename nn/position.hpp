@@ -1,0 +1,125 @@
+// Position encodings as plug-ins.
+//
+// A position encoding may act at four points of the Transformer; a new one overrides only the hooks
+// it needs:
+//   1. embeddings     PositionEncoding::embed        x (B, L, D) at positions offset.. -> x + PE
+//   2. queries/keys   AttentionPosition::queries_keys q, k (B, H, L, d) before the dot product (RoPE)
+//   3. logits         AttentionPosition::logit_bias   additive term to the attention logits (Shaw a^K,
+//                                                      T5 bias, ALiBi)
+//   4. output         AttentionPosition::output_term  added to the attention output (Shaw a^V)
+// Hooks 2-4 live in a per-attention-layer object (they usually own per-layer parameters, e.g. Shaw's
+// rel_k / rel_v tables) that the encoding hands out for each attention site it wants to act in.
+//
+// A registry maps the YAML `type:` name to a factory that reads and validates its own options through
+// nn::Options. Adding an encoding = one new file + one registration line in position_registry.cpp.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nn/module.hpp"
+#include "nn/options.hpp"
+
+namespace relpos::nn {
+
+// Where an attention layer sits.
+struct AttentionSite {
+    enum Kind { EncoderSelf, DecoderSelf, Cross } kind = EncoderSelf;
+    std::size_t layer = 0;
+    std::size_t heads = 1;
+    std::size_t head_dim = 1;
+    bool causal() const { return kind == DecoderSelf; }
+    const char* kind_name() const {
+        return kind == EncoderSelf ? "encoder self-attention"
+                                   : kind == DecoderSelf ? "decoder self-attention" : "encoder-decoder attention";
+    }
+};
+
+// Per-attention-layer hooks. Positions: query i is at absolute position q_offset + i; key j is at
+// k_offset + j (k_offset is 0 except for keys being appended to an incremental-decoding cache).
+template <class T>
+class AttentionPosition : public Module<T> {
+public:
+    // 2. Transform queries (B, H, Lq, d) and keys (B, H, Lk, d) in place before q·k.
+    //    Keys are transformed once, when they enter the cache.
+    virtual void queries_keys(Var<T>& q, Var<T>& k, std::size_t q_offset, std::size_t k_offset) {}
+    // 3. Additive logit term, shape (B, H, Lq, Lk) or broadcastable to it (e.g. (1, H, Lq, Lk)), or
+    //    an undefined Var for none. `q` (B, H, Lq, d) is already scaled by 1/sqrt(d), so Shaw's
+    //    (q·k + q·a^K)/sqrt(d) is q·k + q·a^K here.
+    virtual Var<T> logit_bias(const Var<T>& q, std::size_t lk, std::size_t q_offset) { return {}; }
+    // 4. Output term (B, H, Lq, d) from the attention weights (B, H, Lq, Lk) (after dropout), or
+    //    undefined for none.
+    virtual Var<T> output_term(const Var<T>& attn, std::size_t q_offset) { return {}; }
+};
+
+// Which side of the model an encoding instance serves (the model builds one per side, so learned
+// tables are per side as in fairseq).
+enum class Side { Encoder, Decoder };
+
+struct PositionContext {
+    std::size_t d_model = 0;
+    std::size_t heads = 1;
+    Side side = Side::Encoder;
+    Rng* init_rng = nullptr;  // for parameter initialisation
+};
+
+template <class T>
+class PositionEncoding : public Module<T> {
+public:
+    // 1. x (B, L, D) holds embeddings of positions offset .. offset+L-1; returns x with positions added.
+    virtual Var<T> embed(const Var<T>& x, std::size_t offset) { return x; }
+    // Per-layer hooks for an attention site, or nullptr when this encoding does not act there.
+    virtual std::shared_ptr<AttentionPosition<T>> for_attention(const AttentionSite& site, Rng& init_rng) {
+        return nullptr;
+    }
+    // Longest sequence this encoding accepts (learned absolute tables have a limit).
+    virtual std::size_t max_length() const { return static_cast<std::size_t>(-1); }
+};
+
+// ---- registry
+struct PositionEntry {
+    std::string name;
+    std::string summary;  // one line for `relpos list`
+    std::function<std::shared_ptr<PositionEncoding<float>>(Options&, const PositionContext&)> make_float;
+    std::function<std::shared_ptr<PositionEncoding<double>>(Options&, const PositionContext&)> make_double;
+};
+
+// An entry for a class template P<T> constructed as P<T>(Options&, const PositionContext&).
+template <template <class> class P>
+PositionEntry position_entry(std::string name, std::string summary) {
+    PositionEntry e;
+    e.name = std::move(name);
+    e.summary = std::move(summary);
+    e.make_float = [](Options& o, const PositionContext& c) { return std::make_shared<P<float>>(o, c); };
+    e.make_double = [](Options& o, const PositionContext& c) { return std::make_shared<P<double>>(o, c); };
+    return e;
+}
+
+class PositionRegistry {
+public:
+    void add(PositionEntry e);  // replaces an entry of the same name
+    const PositionEntry* find(const std::string& name) const;
+    std::vector<std::string> names() const;
+    const std::vector<PositionEntry>& entries() const { return entries_; }
+
+private:
+    std::vector<PositionEntry> entries_;
+};
+
+// The process-wide registry, with the built-in encodings registered on first use.
+PositionRegistry& position_registry();
+
+// Builds encoding `type` from its options (validated; unknown options rejected). An unknown type
+// throws OptionError listing the registered names.
+template <class T>
+std::shared_ptr<PositionEncoding<T>> make_position(const std::string& type, Options& opts, const PositionContext& ctx);
+
+// One documented option of an encoding, recorded by building it with defaults (for `relpos list`).
+struct OptionDoc {
+    std::string key, type, default_value, range;
+};
+std::vector<OptionDoc> describe_position_options(const std::string& type);
+
+}  // namespace relpos::nn

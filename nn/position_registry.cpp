@@ -1,0 +1,117 @@
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "nn/position.hpp"
+
+namespace relpos::nn {
+
+// ---- the registration lines: one per built-in position encoding (each defined in its own file)
+void register_none(PositionRegistry&);
+void register_sinusoidal(PositionRegistry&);
+void register_learned(PositionRegistry&);
+void register_shaw(PositionRegistry&);
+
+PositionRegistry& position_registry() {
+    static PositionRegistry reg = [] {
+        PositionRegistry r;
+        register_none(r);
+        register_sinusoidal(r);
+        register_learned(r);
+        register_shaw(r);
+        return r;
+    }();
+    return reg;
+}
+
+void PositionRegistry::add(PositionEntry e) {
+    for (auto& x : entries_)
+        if (x.name == e.name) {
+            x = std::move(e);
+            return;
+        }
+    entries_.push_back(std::move(e));
+}
+
+const PositionEntry* PositionRegistry::find(const std::string& name) const {
+    for (auto& x : entries_)
+        if (x.name == name) return &x;
+    return nullptr;
+}
+
+std::vector<std::string> PositionRegistry::names() const {
+    std::vector<std::string> n;
+    for (auto& x : entries_) n.push_back(x.name);
+    return n;
+}
+
+template <class T>
+std::shared_ptr<PositionEncoding<T>> make_position(const std::string& type, Options& opts, const PositionContext& ctx) {
+    const PositionEntry* e = position_registry().find(type);
+    if (!e) {
+        const auto names = position_registry().names();
+        std::string list;
+        for (auto& n : names) list += (list.empty() ? "" : ", ") + n;
+        auto s = did_you_mean(type, names);
+        opts.fail("type", fmt::format("'{}' is not a registered position encoding{}; registered: {}", type,
+                                      s ? fmt::format(" (did you mean '{}'?)", *s) : "", list));
+    }
+    std::shared_ptr<PositionEncoding<T>> p;
+    if constexpr (std::is_same_v<T, float>)
+        p = e->make_float(opts, ctx);
+    else
+        p = e->make_double(opts, ctx);
+    opts.get_string("type", type);  // `type` itself is a known key
+    opts.finish();
+    return p;
+}
+
+namespace {
+// Options that answer every getter with its default and record what was asked.
+class RecordingOptions : public Options {
+public:
+    std::vector<OptionDoc> docs;
+    long get_int(const std::string& k, long def, long mn, long mx) override {
+        docs.push_back({k, "int", std::to_string(def), fmt::format("[{}, {}]", mn, mx)});
+        return def;
+    }
+    double get_double(const std::string& k, double def, double mn, double mx) override {
+        docs.push_back({k, "number", fmt::format("{}", def), fmt::format("[{}, {}]", mn, mx)});
+        return def;
+    }
+    bool get_bool(const std::string& k, bool def) override {
+        docs.push_back({k, "bool", def ? "true" : "false", "true|false"});
+        return def;
+    }
+    std::string get_string(const std::string& k, const std::string& def, const std::vector<std::string>& allowed) override {
+        std::string r;
+        for (auto& a : allowed) r += (r.empty() ? "" : "|") + a;
+        docs.push_back({k, "string", def, r});
+        return def;
+    }
+    bool has(const std::string&) const override { return false; }
+    void finish() override {}
+    void fail(const std::string& key, const std::string& what) override {
+        throw OptionError(fmt::format("'{}' {}", key, what));
+    }
+};
+}  // namespace
+
+std::vector<OptionDoc> describe_position_options(const std::string& type) {
+    const PositionEntry* e = position_registry().find(type);
+    if (!e) return {};
+    RecordingOptions rec;
+    Rng rng(0);
+    PositionContext ctx{8, 2, Side::Encoder, &rng};
+    e->make_double(rec, ctx);
+    // keep the first mention of each key
+    std::vector<OptionDoc> out;
+    for (auto& d : rec.docs)
+        if (std::none_of(out.begin(), out.end(), [&](const OptionDoc& o) { return o.key == d.key; })) out.push_back(d);
+    return out;
+}
+
+template std::shared_ptr<PositionEncoding<float>> make_position(const std::string&, Options&, const PositionContext&);
+template std::shared_ptr<PositionEncoding<double>> make_position(const std::string&, Options&, const PositionContext&);
+
+}  // namespace relpos::nn

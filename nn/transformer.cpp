@@ -1,0 +1,236 @@
+#include "nn/transformer.hpp"
+
+#include <fmt/format.h>
+
+namespace relpos::nn {
+
+// ---------------------------------------------------------------- layers
+
+template <class T>
+EncoderLayer<T>::EncoderLayer(const LayerDims& d, std::size_t index,
+                              const std::vector<std::shared_ptr<PositionEncoding<T>>>& pos, Rng& init_rng,
+                              Rng& dropout_rng)
+    : order(d.norm) {
+    AttentionSite site{AttentionSite::EncoderSelf, index, d.heads, d.d_model / std::max<std::size_t>(d.heads, 1)};
+    self_attn = this->register_module(
+        "self_attn", std::make_shared<MultiHeadAttention<T>>(d.d_model, d.heads, d.attention_dropout, site, pos,
+                                                             init_rng, dropout_rng));
+    ffn = this->register_module("ffn", std::make_shared<FeedForward<T>>(d.d_model, d.d_ff, d.dropout, init_rng, dropout_rng));
+    norm1 = this->register_module("norm1", std::make_shared<LayerNorm<T>>(d.d_model));
+    norm2 = this->register_module("norm2", std::make_shared<LayerNorm<T>>(d.d_model));
+    drop = this->register_module("dropout", std::make_shared<Dropout<T>>(d.dropout, dropout_rng));
+}
+
+template <class T>
+Var<T> EncoderLayer<T>::forward(const Var<T>& x, const AttentionMask<T>* mask, Var<T>* weights) const {
+    Var<T> h = residual<T>(order, *norm1, *drop, x,
+                           [&](const Var<T>& y) { return self_attn->forward(y, y, mask, nullptr, 0, weights); });
+    return residual<T>(order, *norm2, *drop, h, [&](const Var<T>& y) { return ffn->forward(y); });
+}
+
+template <class T>
+DecoderLayer<T>::DecoderLayer(const LayerDims& d, std::size_t index,
+                              const std::vector<std::shared_ptr<PositionEncoding<T>>>& pos, Rng& init_rng,
+                              Rng& dropout_rng)
+    : order(d.norm) {
+    const std::size_t hd = d.d_model / std::max<std::size_t>(d.heads, 1);
+    AttentionSite self_site{AttentionSite::DecoderSelf, index, d.heads, hd};
+    AttentionSite cross_site{AttentionSite::Cross, index, d.heads, hd};
+    self_attn = this->register_module(
+        "self_attn", std::make_shared<MultiHeadAttention<T>>(d.d_model, d.heads, d.attention_dropout, self_site, pos,
+                                                             init_rng, dropout_rng));
+    cross_attn = this->register_module(
+        "cross_attn", std::make_shared<MultiHeadAttention<T>>(d.d_model, d.heads, d.attention_dropout, cross_site,
+                                                              pos, init_rng, dropout_rng));
+    ffn = this->register_module("ffn", std::make_shared<FeedForward<T>>(d.d_model, d.d_ff, d.dropout, init_rng, dropout_rng));
+    norm1 = this->register_module("norm1", std::make_shared<LayerNorm<T>>(d.d_model));
+    norm2 = this->register_module("norm2", std::make_shared<LayerNorm<T>>(d.d_model));
+    norm3 = this->register_module("norm3", std::make_shared<LayerNorm<T>>(d.d_model));
+    drop = this->register_module("dropout", std::make_shared<Dropout<T>>(d.dropout, dropout_rng));
+}
+
+template <class T>
+Var<T> DecoderLayer<T>::forward(const Var<T>& x, const Var<T>& memory, const AttentionMask<T>* memory_mask,
+                                DecoderLayerCache<T>* cache, std::size_t offset, Var<T>* self_weights,
+                                Var<T>* cross_weights) const {
+    Var<T> h = residual<T>(order, *norm1, *drop, x, [&](const Var<T>& y) {
+        return self_attn->forward(y, y, nullptr, cache ? &cache->self : nullptr, offset, self_weights);
+    });
+    h = residual<T>(order, *norm2, *drop, h, [&](const Var<T>& y) {
+        return cross_attn->forward(y, memory, memory_mask, cache ? &cache->cross : nullptr, offset, cross_weights);
+    });
+    return residual<T>(order, *norm3, *drop, h, [&](const Var<T>& y) { return ffn->forward(y); });
+}
+
+// ---------------------------------------------------------------- decoder state
+
+namespace {
+// Rows of a tensor along axis 0 (no gradient: decoding runs without a tape).
+template <class T>
+Array<T> take_rows(const Array<T>& a, const std::vector<std::size_t>& rows) {
+    Shape s = shape_of(a);
+    const std::size_t row = a.size() / std::max<std::size_t>(s[0], 1);
+    s[0] = rows.size();
+    Array<T> r = uninit<T>(s);
+    for (std::size_t i = 0; i < rows.size(); ++i) std::copy_n(a.data() + rows[i] * row, row, r.data() + i * row);
+    return r;
+}
+template <class T>
+void take_rows(Var<T>& v, const std::vector<std::size_t>& rows) {
+    if (v.defined()) v = Var<T>(take_rows(v.value(), rows));
+}
+}  // namespace
+
+template <class T>
+void DecoderState<T>::select(const std::vector<std::size_t>& rows) {
+    for (auto& l : layers) {
+        take_rows(l.self.k, rows);
+        take_rows(l.self.v, rows);
+        take_rows(l.cross.k, rows);
+        take_rows(l.cross.v, rows);
+    }
+    take_rows(memory, rows);
+    if (memory_mask.has_key_padding) memory_mask.key_padding = take_rows(memory_mask.key_padding, rows);
+}
+
+// ---------------------------------------------------------------- model
+
+template <class T>
+Transformer<T>::Transformer(const TransformerConfig& cfg, const PositionFactory<T>& positions)
+    : cfg_(cfg), init_rng_(cfg.seed), dropout_rng_(cfg.seed ^ 0x5eed5eed5eedULL) {
+    const auto& d = cfg.dims;
+    if (d.heads == 0 || d.d_model % d.heads != 0)
+        throw std::invalid_argument(fmt::format("d_model {} is not divisible by heads {}", d.d_model, d.heads));
+    const std::string& share = cfg.share_embeddings;
+    if (share != "none" && share != "decoder" && share != "all")
+        throw std::invalid_argument("share_embeddings must be none, decoder or all, got '" + share + "'");
+    if (share == "all" && cfg.src_vocab != cfg.tgt_vocab)
+        throw std::invalid_argument(fmt::format(
+            "share_embeddings: all needs one joint vocabulary, got source {} and target {}", cfg.src_vocab, cfg.tgt_vocab));
+
+    src_embed = this->register_module("src_embed", std::make_shared<Embedding<T>>(cfg.src_vocab, d.d_model,
+                                                                                   cfg.scale_embeddings, init_rng_));
+    if (share == "all")
+        tgt_embed = src_embed;  // one table: registered once
+    else
+        tgt_embed = this->register_module("tgt_embed", std::make_shared<Embedding<T>>(cfg.tgt_vocab, d.d_model,
+                                                                                       cfg.scale_embeddings, init_rng_));
+    if (share == "none")
+        out_proj = this->register_module("out_proj", std::make_shared<Linear<T>>(d.d_model, cfg.tgt_vocab, true, init_rng_));
+    embed_drop = this->register_module("embed_dropout", std::make_shared<Dropout<T>>(d.dropout, dropout_rng_));
+
+    PositionContext ectx{d.d_model, d.heads, Side::Encoder, &init_rng_};
+    PositionContext dctx{d.d_model, d.heads, Side::Decoder, &init_rng_};
+    enc_pos = positions(ectx);
+    dec_pos = positions(dctx);
+    for (std::size_t i = 0; i < enc_pos.size(); ++i)
+        this->register_module(enc_pos.size() == 1 ? "encoder.position" : fmt::format("encoder.position{}", i), enc_pos[i]);
+    for (std::size_t i = 0; i < dec_pos.size(); ++i)
+        this->register_module(dec_pos.size() == 1 ? "decoder.position" : fmt::format("decoder.position{}", i), dec_pos[i]);
+
+    for (std::size_t i = 0; i < cfg.encoder_layers; ++i)
+        enc_layers.push_back(this->register_module(
+            fmt::format("encoder.layers.{}", i), std::make_shared<EncoderLayer<T>>(d, i, enc_pos, init_rng_, dropout_rng_)));
+    for (std::size_t i = 0; i < cfg.decoder_layers; ++i)
+        dec_layers.push_back(this->register_module(
+            fmt::format("decoder.layers.{}", i), std::make_shared<DecoderLayer<T>>(d, i, dec_pos, init_rng_, dropout_rng_)));
+    if (d.norm == NormOrder::Pre) {
+        enc_norm = this->register_module("encoder.norm", std::make_shared<LayerNorm<T>>(d.d_model));
+        dec_norm = this->register_module("decoder.norm", std::make_shared<LayerNorm<T>>(d.d_model));
+    }
+}
+
+template <class T>
+AttentionMask<T> Transformer<T>::padding_mask(const std::vector<std::int32_t>& ids, std::size_t B, std::size_t L) const {
+    xt::xarray<bool> pad = xt::xarray<bool>::from_shape({B, L});
+    for (std::size_t i = 0; i < B * L; ++i) pad.data()[i] = ids[i] == cfg_.pad_id;
+    AttentionMask<T> m;
+    m.set_key_padding(pad);
+    return m;
+}
+
+template <class T>
+Var<T> Transformer<T>::encode(const std::vector<std::int32_t>& src, std::size_t B, std::size_t Ls,
+                              const AttentionMask<T>& src_mask, std::vector<Var<T>>* attn_weights) const {
+    Var<T> x = src_embed->forward(src, {B, Ls});  // (B, Ls, D)
+    for (auto& p : enc_pos) x = p->embed(x, 0);
+    x = embed_drop->forward(x);
+    for (auto& layer : enc_layers) {
+        Var<T> w;
+        x = layer->forward(x, &src_mask, attn_weights ? &w : nullptr);
+        if (attn_weights) attn_weights->push_back(w);
+    }
+    return enc_norm ? enc_norm->forward(x) : x;
+}
+
+template <class T>
+Var<T> Transformer<T>::embed_target(const std::vector<std::int32_t>& ids, std::size_t B, std::size_t L,
+                                    std::size_t offset) const {
+    Var<T> y = tgt_embed->forward(ids, {B, L});
+    for (auto& p : dec_pos) y = p->embed(y, offset);
+    return embed_drop->forward(y);
+}
+
+template <class T>
+Var<T> Transformer<T>::project(const Var<T>& h) const {
+    return out_proj ? out_proj->forward(h) : tgt_embed->project(h);
+}
+
+template <class T>
+Var<T> Transformer<T>::decode(const std::vector<std::int32_t>& tgt_in, std::size_t B, std::size_t Lt,
+                              const Var<T>& memory, const AttentionMask<T>& src_mask,
+                              std::vector<Var<T>>* self_weights) const {
+    Var<T> y = embed_target(tgt_in, B, Lt, 0);
+    for (auto& layer : dec_layers) {
+        Var<T> w;
+        y = layer->forward(y, memory, &src_mask, nullptr, 0, self_weights ? &w : nullptr);
+        if (self_weights) self_weights->push_back(w);
+    }
+    if (dec_norm) y = dec_norm->forward(y);
+    return project(y);  // (B, Lt, V)
+}
+
+template <class T>
+DecoderState<T> Transformer<T>::start_decoding(const Var<T>& memory, const AttentionMask<T>& src_mask) const {
+    DecoderState<T> s;
+    s.layers.resize(dec_layers.size());
+    s.memory = memory;
+    s.memory_mask = src_mask;
+    return s;
+}
+
+template <class T>
+Var<T> Transformer<T>::decode_step(const std::vector<std::int32_t>& tokens, DecoderState<T>& state) const {
+    const std::size_t B = tokens.size();
+    Var<T> y = embed_target(tokens, B, 1, state.step);  // (B, 1, D) at position `step`
+    for (std::size_t i = 0; i < dec_layers.size(); ++i)
+        y = dec_layers[i]->forward(y, state.memory, &state.memory_mask, &state.layers[i], state.step);
+    if (dec_norm) y = dec_norm->forward(y);
+    ++state.step;
+    return reshape(project(y), {B, cfg_.tgt_vocab});
+}
+
+template <class T>
+std::size_t Transformer<T>::max_source_length() const {
+    std::size_t m = static_cast<std::size_t>(-1);
+    for (auto& p : enc_pos) m = std::min(m, p->max_length());
+    return m;
+}
+
+template <class T>
+std::size_t Transformer<T>::max_target_length() const {
+    std::size_t m = static_cast<std::size_t>(-1);
+    for (auto& p : dec_pos) m = std::min(m, p->max_length());
+    return m;
+}
+
+template struct DecoderState<float>;
+template struct DecoderState<double>;
+template class EncoderLayer<float>;
+template class EncoderLayer<double>;
+template class DecoderLayer<float>;
+template class DecoderLayer<double>;
+template class Transformer<float>;
+template class Transformer<double>;
+
+}  // namespace relpos::nn

@@ -1,0 +1,139 @@
+// Encoder layer, decoder layer and the sequence-to-sequence Transformer (Vaswani et al. 2017), with
+// pluggable position encodings and incremental decoding.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nn/attention.hpp"
+#include "nn/embedding.hpp"
+#include "nn/feed_forward.hpp"
+#include "nn/layer_norm.hpp"
+
+namespace relpos::nn {
+
+enum class NormOrder { Post, Pre };  // post: x = LN(x + f(x)) (the paper's); pre: x = x + f(LN(x))
+
+// Residual block around one sub-layer, in either norm order.
+template <class T, class F>
+Var<T> residual(NormOrder order, const LayerNorm<T>& norm, const Dropout<T>& drop, const Var<T>& x, F&& sublayer) {
+    if (order == NormOrder::Post) return norm.forward(x + drop.forward(sublayer(x)));
+    return x + drop.forward(sublayer(norm.forward(x)));
+}
+
+struct LayerDims {
+    std::size_t d_model = 256, heads = 8, d_ff = 1024;
+    double dropout = 0.1, attention_dropout = 0.1;
+    NormOrder norm = NormOrder::Post;
+};
+
+template <class T>
+class EncoderLayer : public Module<T> {
+public:
+    EncoderLayer(const LayerDims& d, std::size_t index, const std::vector<std::shared_ptr<PositionEncoding<T>>>& pos,
+                 Rng& init_rng, Rng& dropout_rng);
+    // x (B, L, D) -> (B, L, D); weights receives the self-attention weights when given.
+    Var<T> forward(const Var<T>& x, const AttentionMask<T>* mask, Var<T>* weights = nullptr) const;
+
+    std::shared_ptr<MultiHeadAttention<T>> self_attn;
+    std::shared_ptr<FeedForward<T>> ffn;
+    std::shared_ptr<LayerNorm<T>> norm1, norm2;
+    std::shared_ptr<Dropout<T>> drop;
+    NormOrder order;
+};
+
+template <class T>
+struct DecoderLayerCache {
+    KVCache<T> self, cross;
+};
+
+template <class T>
+class DecoderLayer : public Module<T> {
+public:
+    DecoderLayer(const LayerDims& d, std::size_t index, const std::vector<std::shared_ptr<PositionEncoding<T>>>& pos,
+                 Rng& init_rng, Rng& dropout_rng);
+    // x (B, Lt, D) at positions offset.., memory (B, Ls, D) -> (B, Lt, D)
+    Var<T> forward(const Var<T>& x, const Var<T>& memory, const AttentionMask<T>* memory_mask,
+                   DecoderLayerCache<T>* cache = nullptr, std::size_t offset = 0, Var<T>* self_weights = nullptr,
+                   Var<T>* cross_weights = nullptr) const;
+
+    std::shared_ptr<MultiHeadAttention<T>> self_attn, cross_attn;
+    std::shared_ptr<FeedForward<T>> ffn;
+    std::shared_ptr<LayerNorm<T>> norm1, norm2, norm3;
+    std::shared_ptr<Dropout<T>> drop;
+    NormOrder order;
+};
+
+// What the position encodings are: a factory called once per side (encoder, decoder).
+template <class T>
+using PositionFactory = std::function<std::vector<std::shared_ptr<PositionEncoding<T>>>(const PositionContext&)>;
+
+struct TransformerConfig {
+    std::size_t src_vocab = 8000, tgt_vocab = 8000;
+    LayerDims dims;
+    std::size_t encoder_layers = 3, decoder_layers = 3;
+    std::string share_embeddings = "all";  // none | decoder (target embedding = output projection) | all
+    bool scale_embeddings = true;          // multiply embeddings by sqrt(d_model)
+    std::int32_t pad_id = 0;
+    std::uint64_t seed = 1;                // parameter initialisation and dropout streams
+};
+
+// Incremental decoding state: one cache per decoder layer, the encoder memory and its mask.
+template <class T>
+struct DecoderState {
+    std::vector<DecoderLayerCache<T>> layers;
+    Var<T> memory;               // (B, Ls, D)
+    AttentionMask<T> memory_mask;
+    std::size_t step = 0;        // tokens already fed
+    // Keeps only the given batch rows (in that order): beam search reordering.
+    void select(const std::vector<std::size_t>& rows);
+};
+
+template <class T>
+class Transformer : public Module<T> {
+public:
+    Transformer(const TransformerConfig& cfg, const PositionFactory<T>& positions);
+
+    // src ids (B*Ls, row-major, padded with pad_id) -> memory (B, Ls, D).
+    Var<T> encode(const std::vector<std::int32_t>& src, std::size_t B, std::size_t Ls, const AttentionMask<T>& src_mask,
+                  std::vector<Var<T>>* attn_weights = nullptr) const;
+    // tgt_in ids (B*Lt) -> logits (B, Lt, V) given the memory.
+    Var<T> decode(const std::vector<std::int32_t>& tgt_in, std::size_t B, std::size_t Lt, const Var<T>& memory,
+                  const AttentionMask<T>& src_mask, std::vector<Var<T>>* self_weights = nullptr) const;
+    // Incremental decoding: start from the memory, then feed one token per row per step.
+    DecoderState<T> start_decoding(const Var<T>& memory, const AttentionMask<T>& src_mask) const;
+    Var<T> decode_step(const std::vector<std::int32_t>& tokens, DecoderState<T>& state) const;  // -> (B, V)
+
+    // Key padding mask for a padded id matrix (B, L).
+    AttentionMask<T> padding_mask(const std::vector<std::int32_t>& ids, std::size_t B, std::size_t L) const;
+
+    Rng& dropout_rng() { return dropout_rng_; }
+    const TransformerConfig& config() const { return cfg_; }
+    // Longest sequence the position encodings accept on each side.
+    std::size_t max_source_length() const;
+    std::size_t max_target_length() const;
+
+    std::shared_ptr<Embedding<T>> src_embed, tgt_embed;
+    std::shared_ptr<Linear<T>> out_proj;  // only when the output projection is not shared
+    std::vector<std::shared_ptr<PositionEncoding<T>>> enc_pos, dec_pos;
+    std::vector<std::shared_ptr<EncoderLayer<T>>> enc_layers;
+    std::vector<std::shared_ptr<DecoderLayer<T>>> dec_layers;
+    std::shared_ptr<LayerNorm<T>> enc_norm, dec_norm;  // final norms (pre-norm only)
+    std::shared_ptr<Dropout<T>> embed_drop;
+
+private:
+    Var<T> embed_target(const std::vector<std::int32_t>& ids, std::size_t B, std::size_t L, std::size_t offset) const;
+    Var<T> project(const Var<T>& h) const;
+    TransformerConfig cfg_;
+    Rng init_rng_, dropout_rng_;
+};
+
+extern template class EncoderLayer<float>;
+extern template class EncoderLayer<double>;
+extern template class DecoderLayer<float>;
+extern template class DecoderLayer<double>;
+extern template class Transformer<float>;
+extern template class Transformer<double>;
+
+}  // namespace relpos::nn
