@@ -1,0 +1,63 @@
+// Token-budget batching with length bucketing. Training batches are reshuffled every epoch from an Rng
+// seeded by (seed, epoch), so epoch e's batches can be rebuilt after a resume without replaying earlier
+// epochs. Evaluation batches keep no randomness and record each row's corpus index.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "experiments/example.hpp"
+
+namespace relpos {
+
+// A padded batch; row b holds example index[b].
+struct Batch {
+    std::size_t B = 0, Ls = 0, Lt = 0;  // rows, padded source length, padded target length (tgt len + 1)
+    std::vector<std::int32_t> src;      // (B, Ls) row-major: x, then PAD_ID
+    std::vector<std::int32_t> tgt_in;   // (B, Lt): BOS_ID, y, then PAD_ID   (decoder input, teacher forcing)
+    std::vector<std::int32_t> tgt_out;  // (B, Lt): y, EOS_ID, then PAD_ID   (what the loss predicts)
+    std::vector<std::size_t> src_len;   // (B) = |x|
+    std::vector<std::size_t> tgt_len;   // (B) = |y| + 1, the non-pad positions of row b in tgt_in / tgt_out
+    std::size_t n_tgt_tokens = 0;       // sum of tgt_len: non-pad entries of tgt_out (the loss normaliser)
+    std::vector<std::size_t> index;     // (B) index of each row's example in the vector it was cut from
+};
+
+struct BatchOptions {
+    // A batch's cost is rows * max(Ls, Lt) with Lt = longest target + 1; a batch holds as many examples
+    // as keep the cost <= max_tokens. One example that alone exceeds it still forms its own batch.
+    std::size_t max_tokens = 4096;
+    std::size_t max_batch_size = 0;  // rows per batch at most; 0 = no limit
+    // Training only: shuffle, then sort by (src len, tgt len) within chunks of this many examples
+    // before cutting; 0 = one chunk (the whole set: least padding, batches still random via the
+    // shuffled tie order and the shuffled batch order).
+    std::size_t sort_chunk = 0;
+    std::uint64_t seed = 0;
+};
+
+// Cost of a batch with these padded lengths: rows * max(Ls, Lt).
+inline std::size_t batch_cost(std::size_t rows, std::size_t Ls, std::size_t Lt) { return rows * (Ls > Lt ? Ls : Lt); }
+
+// Training plan for one epoch: lists of example indices, one per batch, in the order to train on.
+// Every example appears exactly once. Depends only on (examples' lengths, options, epoch).
+std::vector<std::vector<std::size_t>> plan_train_batches(const std::vector<Example>& examples,
+                                                         const BatchOptions& opt, std::uint64_t epoch);
+
+// Evaluation plan: indices sorted by (src len, tgt len, index), cut by the same budget, never shuffled.
+// Write hypothesis Batch::index[b] to restore corpus order.
+std::vector<std::vector<std::size_t>> plan_eval_batches(const std::vector<Example>& examples,
+                                                        const BatchOptions& opt);
+
+// Pads the given examples into a Batch (rows in the order of `indices`).
+Batch make_batch(const std::vector<Example>& examples, const std::vector<std::size_t>& indices);
+
+// plan_* followed by make_batch for each plan entry.
+std::vector<Batch> train_batches(const std::vector<Example>& examples, const BatchOptions& opt, std::uint64_t epoch);
+std::vector<Batch> eval_batches(const std::vector<Example>& examples, const BatchOptions& opt);
+
+// Drops pairs whose source or target is longer than max_len tokens (content ids, before BOS/EOS) or is
+// empty; returns the kept examples in their original order and, if `dropped` is given, how many went.
+std::vector<Example> filter_by_length(const std::vector<Example>& examples, std::size_t max_len,
+                                      std::size_t* dropped = nullptr);
+
+}  // namespace relpos

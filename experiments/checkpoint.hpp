@@ -1,0 +1,55 @@
+// Checkpoints: every parameter and the optimiser state as .npy files (readable by numpy.load) plus
+// a manifest and the training state as JSON, written atomically (a temporary directory renamed into
+// place), so a kill at any moment leaves either the previous or the new checkpoint, never half of one.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "autodiff/tensor.hpp"
+#include "nn/optim.hpp"
+
+namespace relpos {
+
+// A checkpoint that cannot be used (truncated file, other model shape): one clear sentence.
+struct CheckpointError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// ---- .npy (format version 1.0, little-endian, C order)
+void write_npy(const std::string& path, const Array<float>& a);
+void write_npy(const std::string& path, const Array<double>& a);
+void write_npy_u64(const std::string& path, const std::vector<std::uint64_t>& v);
+// Reads a float32 or float64 array (converted to T). Throws CheckpointError naming the file.
+template <class T>
+Array<T> read_npy(const std::string& path);
+std::vector<std::uint64_t> read_npy_u64(const std::string& path);
+
+// Training progress saved with the weights.
+struct TrainProgress {
+    std::uint64_t step = 0;            // optimiser steps done
+    std::uint64_t epoch = 0;           // current epoch (0-based)
+    std::uint64_t batch_in_epoch = 0;  // batches of the current epoch already consumed
+    std::uint64_t tokens = 0;          // target tokens seen
+    double best_valid_loss = 1e300;
+    double elapsed_seconds = 0;        // training wall time so far (across resumes)
+    std::array<std::uint64_t, 6> dropout_rng{};
+    std::string config_hash;
+};
+
+// Writes params (+ optimiser moments when adam != nullptr) and progress to `dir` atomically.
+void save_checkpoint(const std::string& dir, const nn::NamedParams<float>& params, const nn::Adam<float>* adam,
+                     const TrainProgress& progress);
+// Loads into existing parameters (shapes must match: errors name the parameter and both shapes).
+// Returns the progress; restores the optimiser moments when adam != nullptr.
+TrainProgress load_checkpoint(const std::string& dir, const nn::NamedParams<float>& params, nn::Adam<float>* adam);
+bool checkpoint_exists(const std::string& dir);
+
+// Small JSON helpers shared by the runner (flat objects of numbers and strings).
+std::string json_escape(const std::string& s);
+
+}  // namespace relpos

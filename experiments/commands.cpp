@@ -1,0 +1,130 @@
+#include "experiments/commands.hpp"
+
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "experiments/bleu.hpp"
+#include "experiments/checkpoint.hpp"
+#include "experiments/corpus.hpp"
+#include "experiments/runner.hpp"
+#include "experiments/synthetic.hpp"
+#include "nn/position.hpp"
+
+namespace relpos {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A finished (or at least trained) run: its config, tokenizer and best weights.
+struct LoadedRun {
+    ExperimentConfig cfg;
+    Dataset data;  // only the tokenizer / vocabulary part
+    std::unique_ptr<nn::Transformer<float>> model;
+};
+
+LoadedRun load_run(const std::string& run_dir) {
+    const fs::path dir(run_dir);
+    if (!fs::exists(dir / "config.yaml"))
+        throw ConfigError(fmt::format("--run {}: not a run directory (no config.yaml)", run_dir));
+    LoadFlags flags;
+    flags.check_paths = false;
+    LoadedRun r;
+    r.cfg = load_config((dir / "config.yaml").string(), {}, flags);
+    const auto tasks = synthetic_task_names();
+    if (std::find(tasks.begin(), tasks.end(), r.cfg.data.task) != tasks.end()) {
+        r.data.synthetic = true;
+        r.data.vocab = synthetic_vocab_size(static_cast<std::size_t>(r.cfg.data.synthetic.n_symbols));
+    } else {
+        const fs::path sp = dir / "subword.model";
+        if (!fs::exists(sp)) throw ConfigError(fmt::format("--run {}: the run has no subword.model", run_dir));
+        r.data.subword = std::make_shared<Subword>(Subword::load(sp.string()));
+        r.data.vocab = r.data.subword->vocab_size();
+    }
+    r.model = build_model(r.cfg, r.data.vocab);
+    const fs::path best = dir / "checkpoints" / "best";
+    if (!checkpoint_exists(best.string()))
+        throw CheckpointError(fmt::format("--run {}: no best checkpoint yet (train the run first)", run_dir));
+    load_checkpoint(best.string(), r.model->named_parameters(), nullptr);
+    r.model->eval();
+    return r;
+}
+
+std::vector<std::int32_t> encode_source(const LoadedRun& r, const std::string& line, std::size_t lineno) {
+    if (r.data.subword) return r.data.subword->encode(line);
+    // synthetic tasks: whitespace-separated ids
+    std::vector<std::int32_t> ids;
+    std::istringstream ss(line);
+    std::string tok;
+    while (ss >> tok) {
+        char* end = nullptr;
+        long v = std::strtol(tok.c_str(), &end, 10);
+        if (*end || v < FIRST_FREE_ID || static_cast<std::size_t>(v) >= r.data.vocab)
+            throw DataError(fmt::format("input line {}: '{}' is not a symbol id in [{}, {})", lineno, tok, FIRST_FREE_ID,
+                                        r.data.vocab));
+        ids.push_back(static_cast<std::int32_t>(v));
+    }
+    return ids;
+}
+
+}  // namespace
+
+int cmd_eval(const EvalArgs& a) {
+    LoadedRun r = load_run(a.run_dir);
+    auto src = read_lines(a.src, "--src");
+    auto ref = read_lines(a.ref, "--ref");
+    if (src.size() != ref.size())
+        throw DataError(fmt::format("--src {} has {} lines but --ref {} has {}", a.src, src.size(), a.ref, ref.size()));
+    std::vector<Example> ex;
+    for (std::size_t i = 0; i < src.size(); ++i) ex.push_back({encode_source(r, src[i], i + 1), {}});
+    auto hyps = translate_split(*r.model, r.data, ex, decode_options(r.cfg.eval, a.beam),
+                                static_cast<std::size_t>(r.cfg.eval.batch_tokens));
+    if (!a.out.empty()) write_lines(a.out, hyps);
+    BleuOptions tok;
+    tok.tokenize = "none";
+    auto b13 = corpus_bleu(hyps, ref);
+    auto btok = corpus_bleu(hyps, ref, tok);
+    fmt::print("BLEU (sacreBLEU 13a)   {}\n", b13.format());
+    fmt::print("BLEU (whitespace tok)  {}\n", btok.format());
+    return 0;
+}
+
+int cmd_translate(const TranslateArgs& a) {
+    LoadedRun r = load_run(a.run_dir);
+    const DecodeOptions opt = decode_options(r.cfg.eval, a.beam);
+    std::string line;
+    std::size_t n = 0;
+    while (std::getline(std::cin, line)) {
+        ++n;
+        auto ids = encode_source(r, line, n);
+        std::vector<std::size_t> len = {ids.size()};
+        if (ids.empty()) {
+            std::cout << "\n";
+            continue;
+        }
+        auto out = translate_batch(*r.model, ids, 1, ids.size(), len, opt);
+        std::cout << r.data.detokenize(out[0]) << "\n" << std::flush;
+    }
+    return 0;
+}
+
+int cmd_list() {
+    fmt::print("Position encodings (model.position: {{type: NAME, ...options}}; a list combines several):\n");
+    for (const auto& e : nn::position_registry().entries()) {
+        fmt::print("  {:<12} {}\n", e.name, e.summary);
+        for (const auto& o : nn::describe_position_options(e.name))
+            fmt::print("      {:<16} {:<7} default {:<8} {}\n", o.key, o.type, o.default_value, o.range);
+    }
+    fmt::print("\nTasks (data.task):\n  {:<12} {}\n", "multi30k", "Multi30k task 1 German-English translation (data/multi30k)");
+    for (const auto& t : synthetic_tasks()) {
+        fmt::print("  {:<12} {}\n", t.name, t.summary);
+        for (const auto& o : t.options)
+            fmt::print("      {:<16} {:<7} default {:<8} {}\n", o.key, o.type, o.default_value, o.description);
+    }
+    return 0;
+}
+
+}  // namespace relpos

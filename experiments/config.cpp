@@ -1,0 +1,778 @@
+#include "experiments/config.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace relpos {
+
+namespace {
+
+constexpr long kNoMax = std::numeric_limits<long>::max();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+const std::vector<std::string> kLanguages{"de", "en"};
+const std::vector<std::string> kMetrics{"bleu", "bleu_tok", "loss", "ppl", "accuracy"};
+const std::vector<std::string> kPlots{"learning_curves", "metric_vs_row", "attention"};
+// Keys that describe the experiment rather than one run: sweeping them would not change a run or would
+// move runs out of the experiment's directory.
+const std::vector<std::string> kUnsweepable{"name", "description", "results_dir", "sweep", "report"};
+
+std::string join(const std::vector<std::string>& items, const char* sep = ", ") {
+    std::string out;
+    for (const auto& s : items) out += (out.empty() ? "" : sep) + s;
+    return out;
+}
+
+std::string trim(const std::string& s) {
+    const auto b = s.find_first_not_of(" \t\r\n");
+    if (b == std::string::npos) return "";
+    const auto e = s.find_last_not_of(" \t\r\n");
+    return s.substr(b, e - b + 1);
+}
+
+// ---- dotted keys: name(.name)* where each name may carry list indices, e.g. model.position[1].k.
+// "sweep.grid.<key>" is special: the grid's own keys are dotted, so everything after "sweep.grid." is
+// one map key.
+struct KeyPart {
+    std::string name;
+    std::vector<std::size_t> indices;
+};
+
+bool is_name_char(char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-';
+}
+
+std::optional<std::vector<KeyPart>> split_key(const std::string& key) {
+    static const std::string grid_prefix = "sweep.grid.";
+    if (key.compare(0, grid_prefix.size(), grid_prefix) == 0) {
+        const std::string rest = key.substr(grid_prefix.size());
+        if (!split_key(rest)) return std::nullopt;
+        return std::vector<KeyPart>{{"sweep", {}}, {"grid", {}}, {rest, {}}};
+    }
+    std::vector<KeyPart> parts;
+    std::size_t i = 0;
+    while (true) {
+        KeyPart p;
+        while (i < key.size() && is_name_char(key[i])) p.name += key[i++];
+        if (p.name.empty()) return std::nullopt;
+        while (i < key.size() && key[i] == '[') {
+            std::size_t j = i + 1;
+            std::string digits;
+            while (j < key.size() && std::isdigit(static_cast<unsigned char>(key[j]))) digits += key[j++];
+            if (digits.empty() || digits.size() > 9 || j >= key.size() || key[j] != ']') return std::nullopt;
+            p.indices.push_back(std::stoul(digits));
+            i = j + 1;
+        }
+        parts.push_back(std::move(p));
+        if (i == key.size()) return parts;
+        if (key[i] != '.') return std::nullopt;
+        ++i;
+    }
+}
+
+const char* kKeyExample = "a dotted key such as model.dropout or model.position[1].k";
+
+// ---- reading the file
+
+std::string read_text(const std::string& path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (!fs::exists(path, ec)) throw ConfigError(fmt::format("config file {} does not exist", path));
+    if (fs::is_directory(path, ec)) throw ConfigError(fmt::format("config file {} is a directory, not a YAML file", path));
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw ConfigError(fmt::format("config file {} cannot be read", path));
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+std::string mark_text(const std::string& path, const YAML::Mark& m) {
+    if (m.is_null()) return path;
+    return fmt::format("{}:{}:{}", path, m.line + 1, m.column + 1);
+}
+
+YAML::Node parse_document(const std::string& text, const std::string& path) {
+    std::vector<YAML::Node> docs;
+    try {
+        docs = YAML::LoadAll(text);
+    } catch (const YAML::ParserException& e) {
+        throw ConfigError(fmt::format("{}: invalid YAML: {}", mark_text(path, e.mark), e.msg));
+    }
+    if (docs.empty() || (docs.size() == 1 && docs[0].IsNull()))
+        throw ConfigError(fmt::format("config file {} is empty (expected a map of settings with at least 'name')", path));
+    if (docs.size() > 1)
+        throw ConfigError(fmt::format("{}: the file holds {} YAML documents; a config is one map of settings",
+                                      mark_text(path, docs[1].Mark()), docs.size()));
+    const YAML::Node root = docs[0];
+    if (!root.IsMap())
+        throw ConfigError(fmt::format("{}: the top level must be a map of settings (name, data, model, train, ...), got {}",
+                                      mark_text(path, root.Mark()), describe_node(root)));
+    return root;
+}
+
+// ---- overrides
+
+[[noreturn]] void fail_assignment(const Assignment& a, const std::string& what) {
+    throw ConfigError(fmt::format("{}: {}{}: {}", a.location, a.shown_prefix, a.key, what));
+}
+
+// Writes a.value at a.key, creating missing maps on the way. A list must be indexed ([i]); indices
+// must exist (an override changes entries, it does not append them).
+void apply(YAML::Node root, const Assignment& a) {
+    const auto parts = split_key(a.key);
+    if (!parts) fail_assignment(a, fmt::format("is not {}", kKeyExample));
+    // A fresh copy: the same assignment is applied to one tree per sweep point, and later assignments
+    // may write inside this value.
+    const YAML::Node value = YAML::Clone(a.value);
+    YAML::Node cur;
+    cur.reset(root);  // reset() rebinds the handle; operator= would overwrite the node it points to
+    std::string so_far;
+    for (std::size_t i = 0; i < parts->size(); ++i) {
+        const KeyPart& p = (*parts)[i];
+        const bool last_part = i + 1 == parts->size();
+        if (cur.IsSequence()) {
+            std::string rest = p.name;
+            for (std::size_t j = i + 1; j < parts->size(); ++j) rest += "." + (*parts)[j].name;
+            fail_assignment(a, fmt::format("{} is a list of {} entries, so name one, e.g. {}[0].{}", so_far,
+                                           cur.size(), so_far, rest));
+        }
+        if (cur.IsScalar())
+            fail_assignment(a, fmt::format("{} is a single value ({}), so it has no key '{}'", so_far,
+                                           describe_node(cur), p.name));
+        so_far += (so_far.empty() ? "" : ".") + p.name;
+        if (last_part && p.indices.empty()) {
+            cur[p.name] = value;
+            return;
+        }
+        YAML::Node next = cur[p.name];
+        cur.reset(next);
+        for (std::size_t j = 0; j < p.indices.size(); ++j) {
+            const std::size_t idx = p.indices[j];
+            if (!cur.IsDefined())
+                fail_assignment(a, fmt::format("{} is not set in the file, so [{}] does not apply", so_far, idx));
+            if (!cur.IsSequence())
+                fail_assignment(a, fmt::format("{} is {}, not a list, so [{}] does not apply", so_far,
+                                               describe_node(cur), idx));
+            if (idx >= cur.size())
+                fail_assignment(a, fmt::format("{} has {} entries, so [{}] is out of range", so_far, cur.size(), idx));
+            so_far += fmt::format("[{}]", idx);
+            if (last_part && j + 1 == p.indices.size()) {
+                cur[idx] = value;
+                return;
+            }
+            YAML::Node elem = cur[idx];
+            cur.reset(elem);
+        }
+    }
+}
+
+// ---- the schema
+
+std::vector<std::string> all_splits(const DataConfig& d) {
+    std::vector<std::string> out{d.valid_split};
+    for (const auto& s : d.test_splits)
+        if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+    return out;
+}
+
+LengthRange read_length_range(YamlOptions& o, const std::string& key, LengthRange def) {
+    if (!o.has(key)) {
+        o.mark_used(key);
+        return def;
+    }
+    const YAML::Node n = o.get_node(key);
+    const std::string expect = "must be [min, max] with integers 1 <= min <= max";
+    if (!n.IsSequence() || n.size() != 2) o.fail(key, fmt::format("{}, got {}", expect, value_text(n)));
+    LengthRange r;
+    long* out[2] = {&r.min, &r.max};
+    for (std::size_t i = 0; i < 2; ++i) {
+        const YAML::Node item = n[i];
+        char* end = nullptr;
+        const std::string s = item.IsScalar() ? item.Scalar() : "";
+        const long v = s.empty() ? 0 : std::strtol(s.c_str(), &end, 10);
+        if (s.empty() || *end != '\0' || v < 1)
+            o.fail_at(item, fmt::format("{}[{}]", o.key_path(key), i), fmt::format("{}, got {}", expect, describe_node(item)));
+        *out[i] = v;
+    }
+    if (r.min > r.max) o.fail(key, fmt::format("{}, got [{}, {}]", expect, r.min, r.max));
+    return r;
+}
+
+void read_synthetic(YamlOptions o, SyntheticConfig& s) {
+    s.n_symbols = o.get_int("n_symbols", s.n_symbols, 2, kNoMax);
+    s.train_size = o.get_int("train_size", s.train_size, 1, kNoMax);
+    s.valid_size = o.get_int("valid_size", s.valid_size, 1, kNoMax);
+    s.test_size = o.get_int("test_size", s.test_size, 1, kNoMax);
+    s.train_len = read_length_range(o, "train_len", s.train_len);
+    s.test_len = read_length_range(o, "test_len", s.test_len);
+    o.finish();
+}
+
+void read_data(YamlOptions& o, DataConfig& d) {
+    d.task = o.get_string("task", d.task);
+    if (d.task.empty()) o.fail("task", "must name a task: multi30k or a synthetic task (relpos list shows them)");
+    d.dir = o.get_string("dir", d.dir);
+    d.src = o.get_string("src", d.src, kLanguages);
+    d.tgt = o.get_string("tgt", d.tgt, kLanguages);
+    d.tokenized = o.get_bool("tokenized", d.tokenized);
+    d.vocab_size = o.get_int("vocab_size", d.vocab_size, 100, 64000);
+    d.subword_model = o.get_string("subword_model", d.subword_model, {"unigram", "bpe"});
+    d.max_len = o.get_int("max_len", d.max_len, 1, kNoMax);
+    d.max_train_examples = o.get_int("max_train_examples", d.max_train_examples, 0, kNoMax);
+    d.valid_split = o.get_string("valid_split", d.valid_split);
+    if (d.valid_split.empty()) o.fail("valid_split", "must name a split, e.g. val");
+    d.test_splits = o.get_string_list("test_splits", d.test_splits);
+    for (const auto& s : d.test_splits)
+        if (s.empty()) o.fail("test_splits", "must not contain an empty split name");
+    read_synthetic(o.section("synthetic"), d.synthetic);
+    o.finish();
+}
+
+PositionSpec read_position_spec(const YAML::Node& node, const std::string& key, const std::string& file,
+                                const std::shared_ptr<const ValueOrigins>& origins) {
+    YamlOptions o(node, file, key, origins);
+    PositionSpec spec;
+    spec.type = o.require_string("type", "the name of a registered position encoding, e.g. sinusoidal or shaw");
+    if (spec.type.empty()) o.fail("type", "must name a registered position encoding, e.g. sinusoidal or shaw");
+    spec.node = node;
+    spec.file = file;
+    spec.key = key;
+    spec.origins = origins;
+    return spec;
+}
+
+void read_model(YamlOptions& o, ModelConfig& m, const std::string& file,
+                const std::shared_ptr<const ValueOrigins>& origins) {
+    m.d_model = o.get_int("d_model", m.d_model, 1, kNoMax);
+    m.heads = o.get_int("heads", m.heads, 1, kNoMax);
+    m.d_ff = o.get_int("d_ff", m.d_ff, 1, kNoMax);
+    m.encoder_layers = o.get_int("encoder_layers", m.encoder_layers, 1, kNoMax);
+    m.decoder_layers = o.get_int("decoder_layers", m.decoder_layers, 1, kNoMax);
+    m.dropout = o.get_number("dropout", m.dropout, 0, 1, false, true);
+    m.attention_dropout = o.get_number("attention_dropout", m.attention_dropout, 0, 1, false, true);
+    m.norm = o.get_string("norm", m.norm, {"post", "pre"});
+    m.share_embeddings = o.get_string("share_embeddings", m.share_embeddings, {"none", "decoder", "all"});
+    m.scale_embeddings = o.get_bool("scale_embeddings", m.scale_embeddings);
+    if (o.has("position")) {
+        const YAML::Node pos = o.get_node("position");
+        const std::string key = o.key_path("position");
+        m.position.clear();
+        if (pos.IsMap()) {
+            m.position.push_back(read_position_spec(pos, key, file, origins));
+        } else if (pos.IsSequence()) {
+            for (std::size_t i = 0; i < pos.size(); ++i) {
+                const YAML::Node item = pos[i];
+                const std::string item_key = fmt::format("{}[{}]", key, i);
+                if (!item.IsMap())
+                    o.fail_at(item, item_key,
+                              fmt::format("must be a map {{type: <encoding>, ...options}}, got {}", describe_node(item)));
+                m.position.push_back(read_position_spec(item, item_key, file, origins));
+            }
+        } else {
+            o.fail("position", fmt::format("must be a map {{type: <encoding>, ...options}} or a list of such maps "
+                                           "(e.g. {{type: shaw, k: 16}}), got {}", describe_node(pos)));
+        }
+    } else {
+        o.mark_used("position");
+        m.position = default_position();
+        for (auto& p : m.position) {
+            p.file = file;
+            p.origins = origins;
+        }
+    }
+    o.finish();
+}
+
+void read_train(YamlOptions& o, TrainConfig& t) {
+    t.epochs = o.get_int("epochs", t.epochs, 0, kNoMax);
+    t.max_steps = o.get_int("max_steps", t.max_steps, 0, kNoMax);
+    t.batch_tokens = o.get_int("batch_tokens", t.batch_tokens, 1, kNoMax);
+    t.lr = o.get_number("lr", t.lr, 0, kInf, true, false);
+    t.warmup = o.get_int("warmup", t.warmup, 1, kNoMax);
+    t.label_smoothing = o.get_number("label_smoothing", t.label_smoothing, 0, 1, false, true);
+    t.clip_norm = o.get_number("clip_norm", t.clip_norm, 0, kInf, false, false);
+    t.adam_beta1 = o.get_number("adam_beta1", t.adam_beta1, 0, 1, false, true);
+    t.adam_beta2 = o.get_number("adam_beta2", t.adam_beta2, 0, 1, false, true);
+    t.adam_eps = o.get_number("adam_eps", t.adam_eps, 0, kInf, true, false);
+    t.eval_every = o.get_int("eval_every", t.eval_every, 0, kNoMax);
+    t.checkpoint_every = o.get_int("checkpoint_every", t.checkpoint_every, 0, kNoMax);
+    t.on_nonfinite = o.get_string("on_nonfinite", t.on_nonfinite, {"stop", "skip"});
+    t.time_limit_minutes = o.get_number("time_limit_minutes", t.time_limit_minutes, 0, kInf, false, false);
+    o.finish();
+}
+
+void read_eval(YamlOptions& o, EvalConfig& e, const DataConfig& d) {
+    e.beam = o.get_int("beam", e.beam, 1, kNoMax);
+    e.alpha = o.get_number("alpha", e.alpha, 0, kInf, false, false);
+    e.max_len_a = o.get_number("max_len_a", e.max_len_a, 0, kInf, false, false);
+    e.max_len_b = o.get_int("max_len_b", e.max_len_b, 0, kNoMax);
+    e.batch_tokens = o.get_int("batch_tokens", e.batch_tokens, 1, kNoMax);
+    // Unless given, evaluate every split the data defines, so overriding data.test_splits alone works.
+    e.splits = o.get_string_list("splits", all_splits(d));
+    e.metrics = o.get_string_list("metrics", e.metrics, kMetrics);
+    o.finish();
+}
+
+void read_sweep(YamlOptions& o, SweepConfig& s) {
+    YamlOptions grid = o.section("grid");
+    const std::vector<std::string> keys = grid.keys();
+    for (const auto& key : keys) {
+        const YAML::Node values = grid.get_node(key);
+        const std::string full = grid.key_path(key);
+        const auto parts = split_key(key);
+        if (!parts)
+            grid.fail(key, fmt::format("is not {} naming the config key to sweep", kKeyExample));
+        if (std::find(kUnsweepable.begin(), kUnsweepable.end(), (*parts)[0].name) != kUnsweepable.end())
+            grid.fail(key, "cannot be swept: it describes the experiment, not a run (sweep keys under data, model, "
+                           "train, eval, or seed)");
+        if (!values.IsSequence() || values.size() == 0)
+            grid.fail(key, fmt::format("must be a non-empty list of the values to try, e.g. [0.1, 0.3], got {}",
+                                       describe_node(values)));
+        SweepAxis axis;
+        axis.key = key;
+        std::vector<std::string> seen;
+        for (std::size_t j = 0; j < values.size(); ++j) {
+            const YAML::Node v = values[j];
+            const std::string item_key = fmt::format("{}[{}]", full, j);
+            const std::string text = value_yaml(v);
+            if (std::find(seen.begin(), seen.end(), text) != seen.end())
+                grid.fail_at(v, item_key, fmt::format("repeats the value {}", value_text(v)));
+            seen.push_back(text);
+            axis.values.push_back(v);
+            axis.value_locations.push_back(grid.location(v, item_key));
+        }
+        for (const auto& other : s.grid)
+            if (key_contains(other.key, key) || key_contains(key, other.key))
+                grid.fail(key, fmt::format("overlaps sweep.grid.{}: sweep a key or keys under it, not both", other.key));
+        s.grid.push_back(std::move(axis));
+    }
+    grid.finish();
+    s.seeds = o.get_int_list("seeds", {}, 0, kNoMax);
+    for (std::size_t i = 0; i < s.seeds.size(); ++i)
+        for (std::size_t j = 0; j < i; ++j)
+            if (s.seeds[i] == s.seeds[j]) o.fail("seeds", fmt::format("repeats the seed {}", s.seeds[i]));
+    if (!s.seeds.empty())
+        for (const auto& axis : s.grid)
+            if (axis.key == "seed")
+                o.fail("seeds", "cannot be combined with 'seed' in sweep.grid: list the seeds in one place");
+    o.finish();
+}
+
+void read_report(YamlOptions& o, ReportConfig& r) {
+    r.title = o.get_string("title", r.title);
+    r.rows = o.get_string("rows", r.rows);
+    r.columns = o.get_string("columns", r.columns);
+    r.metrics = o.get_string_list("metrics", r.metrics);
+    if (o.has("reference")) {
+        YamlOptions ref = o.section("reference");
+        ReferenceColumn col;
+        col.title = ref.get_string("title", col.title);
+        YamlOptions values = ref.section("values");
+        for (const auto& label : values.keys())
+            col.values[label] = values.get_number(label, 0, -kInf, kInf, false, false);
+        values.finish();
+        ref.finish();
+        r.reference = col;
+    } else {
+        o.mark_used("reference");
+    }
+    r.plots = o.get_string_list("plots", r.plots, kPlots);
+    o.finish();
+}
+
+// Rules across keys, checked after every key was read, so a misspelt key is reported as such rather than
+// as a consequence of its default.
+void cross_check(const ExperimentConfig& c, YamlOptions& data, YamlOptions& model, YamlOptions& eval,
+                 YamlOptions& report, const LoadFlags& flags) {
+    const auto& m = c.model;
+    if (m.d_model % m.heads != 0) {
+        // Blame the key the user changed last: an override of d_model against the file's heads names d_model.
+        const bool blame_d_model = (!model.has("heads") && model.has("d_model")) ||
+                                   (model.from_override("d_model") && !model.from_override("heads"));
+        if (blame_d_model)
+            model.fail("d_model", fmt::format("must be a multiple of model.heads = {}, got {} ({} % {} = {})", m.heads,
+                                              m.d_model, m.d_model, m.heads, m.d_model % m.heads));
+        model.fail("heads", fmt::format("must divide model.d_model = {}, got {} ({} % {} = {})", m.d_model, m.heads,
+                                        m.d_model, m.heads, m.d_model % m.heads));
+    }
+    const auto& d = c.data;
+    if (d.src == d.tgt) data.fail(data.has("tgt") ? "tgt" : "src", fmt::format("must differ from the other language (both are '{}')", d.src));
+    if (flags.check_paths && d.task == "multi30k") {
+        std::error_code ec;
+        if (!std::filesystem::is_directory(d.dir, ec)) {
+            const bool exists = std::filesystem::exists(d.dir, ec);
+            data.fail("dir", fmt::format("{} '{}' {} (task multi30k reads its files from there; a relative path "
+                                         "starts at the working directory {})",
+                                         exists ? "path" : "directory", d.dir,
+                                         exists ? "is not a directory" : "does not exist",
+                                         std::filesystem::current_path(ec).string()));
+        }
+    }
+    const auto splits = all_splits(d);
+    for (const auto& s : c.eval.splits)
+        if (s != "train" && std::find(splits.begin(), splits.end(), s) == splits.end()) {
+            std::string what = fmt::format("'{}' is not a split of the data (data.valid_split and data.test_splits "
+                                           "give {}; train is also allowed)", s, join(splits));
+            if (auto dm = nn::did_you_mean(s, splits)) what += fmt::format("; did you mean '{}'?", *dm);
+            eval.fail("splits", what);
+        }
+
+    const auto& r = c.report;
+    std::vector<std::string> axes;
+    for (const auto& a : c.sweep.grid) axes.push_back(a.key);
+    for (const char* key : {"rows", "columns"}) {
+        const std::string& v = key == std::string("rows") ? r.rows : r.columns;
+        if (v.empty() || std::find(axes.begin(), axes.end(), v) != axes.end()) continue;
+        std::string what = axes.empty()
+                               ? fmt::format("must be \"\" because sweep.grid is empty, got '{}'", v)
+                               : fmt::format("must be a sweep.grid key ({}) or \"\", got '{}'", join(axes), v);
+        if (auto dm = nn::did_you_mean(v, axes)) what += fmt::format(" (did you mean '{}'?)", *dm);
+        report.fail(key, what);
+    }
+    if (!r.rows.empty() && r.rows == r.columns)
+        report.fail("columns", fmt::format("must differ from report.rows (both are '{}')", r.rows));
+    for (const auto& name : r.metrics) {
+        const auto dot = name.rfind('.');
+        if (dot == std::string::npos || dot == 0 || dot + 1 == name.size())
+            report.fail("metrics", fmt::format("entries must be <split>.<metric>, e.g. test2016.bleu_tok, got '{}'", name));
+        const std::string split = name.substr(0, dot), metric = name.substr(dot + 1);
+        if (std::find(c.eval.splits.begin(), c.eval.splits.end(), split) == c.eval.splits.end())
+            report.fail("metrics", fmt::format("'{}' names split '{}', which eval.splits ({}) does not evaluate", name,
+                                               split, join(c.eval.splits)));
+        if (std::find(c.eval.metrics.begin(), c.eval.metrics.end(), metric) == c.eval.metrics.end())
+            report.fail("metrics", fmt::format("'{}' names metric '{}', which eval.metrics ({}) does not compute", name,
+                                               metric, join(c.eval.metrics)));
+    }
+}
+
+ExperimentConfig parse_tree(const YAML::Node& root, const std::string& file,
+                            const std::shared_ptr<const ValueOrigins>& origins, const LoadFlags& flags) {
+    YamlOptions top(root, file, "", origins);
+    ExperimentConfig c;
+    c.source = file;
+    c.name = top.require_string("name", "it names the results directory <results_dir>/<name>/");
+    const bool name_ok = !c.name.empty() && c.name != "." && c.name != ".." &&
+                         std::all_of(c.name.begin(), c.name.end(), [](char ch) { return is_name_char(ch) || ch == '.'; });
+    if (!name_ok)
+        top.fail("name", fmt::format("must be letters, digits, '_', '.' and '-' only (it names the results "
+                                     "directory), got '{}'", c.name));
+    c.description = top.get_string("description", c.description);
+    c.results_dir = top.get_string("results_dir", c.results_dir);
+    if (c.results_dir.empty()) top.fail("results_dir", "must not be empty (use . for the working directory)");
+    c.seed = top.get_int("seed", c.seed, 0, kNoMax);
+    c.threads = top.get_int("threads", c.threads, 1, kNoMax);
+    YamlOptions data = top.section("data");
+    read_data(data, c.data);
+    YamlOptions model = top.section("model");
+    read_model(model, c.model, file, origins);
+    YamlOptions train = top.section("train");
+    read_train(train, c.train);
+    YamlOptions eval = top.section("eval");
+    read_eval(eval, c.eval, c.data);
+    YamlOptions sweep = top.section("sweep");
+    read_sweep(sweep, c.sweep);
+    YamlOptions report = top.section("report");
+    read_report(report, c.report);
+    top.finish();
+    if (flags.cross_checks) cross_check(c, data, model, eval, report, flags);
+    return c;
+}
+
+// ---- writing
+
+void emit_double(YAML::Emitter& out, double v) {
+    // fmt's "{}" is the shortest text that reads back as the same double (0.1, not 0.10000000000000001).
+    out << fmt::format("{}", v);
+}
+
+void emit_strings(YAML::Emitter& out, const std::vector<std::string>& items) {
+    out << YAML::Flow << YAML::BeginSeq;
+    for (const auto& s : items) out << s;
+    out << YAML::EndSeq;
+}
+
+// Canonical form of one encoding: `type` first, the other options sorted, so that key order in the file
+// does not change the hash.
+YAML::Node canonical_position(const PositionSpec& p) {
+    std::vector<std::pair<std::string, YAML::Node>> rest;
+    if (p.node.IsMap())
+        for (auto it = p.node.begin(); it != p.node.end(); ++it)
+            if (it->first.Scalar() != "type") rest.emplace_back(it->first.Scalar(), it->second);
+    std::sort(rest.begin(), rest.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    YAML::Node out(YAML::NodeType::Map);
+    out["type"] = p.type;
+    for (const auto& [k, v] : rest) out[k] = YAML::Clone(v);
+    return out;
+}
+
+void emit_run_part(YAML::Emitter& out, const ExperimentConfig& c) {
+    using namespace YAML;
+    out << Key << "seed" << Value << c.seed;
+
+    const auto& d = c.data;
+    out << Key << "data" << Value << BeginMap;
+    out << Key << "task" << Value << d.task;
+    out << Key << "dir" << Value << d.dir;
+    out << Key << "src" << Value << d.src;
+    out << Key << "tgt" << Value << d.tgt;
+    out << Key << "tokenized" << Value << d.tokenized;
+    out << Key << "vocab_size" << Value << d.vocab_size;
+    out << Key << "subword_model" << Value << d.subword_model;
+    out << Key << "max_len" << Value << d.max_len;
+    out << Key << "max_train_examples" << Value << d.max_train_examples;
+    out << Key << "valid_split" << Value << d.valid_split;
+    out << Key << "test_splits" << Value;
+    emit_strings(out, d.test_splits);
+    const auto& s = d.synthetic;
+    out << Key << "synthetic" << Value << BeginMap;
+    out << Key << "n_symbols" << Value << s.n_symbols;
+    out << Key << "train_size" << Value << s.train_size;
+    out << Key << "valid_size" << Value << s.valid_size;
+    out << Key << "test_size" << Value << s.test_size;
+    out << Key << "train_len" << Value << Flow << BeginSeq << s.train_len.min << s.train_len.max << EndSeq;
+    out << Key << "test_len" << Value << Flow << BeginSeq << s.test_len.min << s.test_len.max << EndSeq;
+    out << EndMap;
+    out << EndMap;
+
+    const auto& m = c.model;
+    out << Key << "model" << Value << BeginMap;
+    out << Key << "d_model" << Value << m.d_model;
+    out << Key << "heads" << Value << m.heads;
+    out << Key << "d_ff" << Value << m.d_ff;
+    out << Key << "encoder_layers" << Value << m.encoder_layers;
+    out << Key << "decoder_layers" << Value << m.decoder_layers;
+    out << Key << "dropout" << Value;
+    emit_double(out, m.dropout);
+    out << Key << "attention_dropout" << Value;
+    emit_double(out, m.attention_dropout);
+    out << Key << "norm" << Value << m.norm;
+    out << Key << "share_embeddings" << Value << m.share_embeddings;
+    out << Key << "scale_embeddings" << Value << m.scale_embeddings;
+    out << Key << "position" << Value;
+    if (m.position.size() == 1) {
+        out << canonical_position(m.position[0]);
+    } else {
+        out << (m.position.empty() ? Flow : Block) << BeginSeq;
+        for (const auto& p : m.position) out << canonical_position(p);
+        out << EndSeq;
+    }
+    out << EndMap;
+
+    const auto& t = c.train;
+    out << Key << "train" << Value << BeginMap;
+    out << Key << "epochs" << Value << t.epochs;
+    out << Key << "max_steps" << Value << t.max_steps;
+    out << Key << "batch_tokens" << Value << t.batch_tokens;
+    out << Key << "lr" << Value;
+    emit_double(out, t.lr);
+    out << Key << "warmup" << Value << t.warmup;
+    out << Key << "label_smoothing" << Value;
+    emit_double(out, t.label_smoothing);
+    out << Key << "clip_norm" << Value;
+    emit_double(out, t.clip_norm);
+    out << Key << "adam_beta1" << Value;
+    emit_double(out, t.adam_beta1);
+    out << Key << "adam_beta2" << Value;
+    emit_double(out, t.adam_beta2);
+    out << Key << "adam_eps" << Value;
+    emit_double(out, t.adam_eps);
+    out << Key << "eval_every" << Value << t.eval_every;
+    out << Key << "checkpoint_every" << Value << t.checkpoint_every;
+    out << Key << "on_nonfinite" << Value << t.on_nonfinite;
+    out << Key << "time_limit_minutes" << Value;
+    emit_double(out, t.time_limit_minutes);
+    out << EndMap;
+
+    const auto& e = c.eval;
+    out << Key << "eval" << Value << BeginMap;
+    out << Key << "beam" << Value << e.beam;
+    out << Key << "alpha" << Value;
+    emit_double(out, e.alpha);
+    out << Key << "max_len_a" << Value;
+    emit_double(out, e.max_len_a);
+    out << Key << "max_len_b" << Value << e.max_len_b;
+    out << Key << "batch_tokens" << Value << e.batch_tokens;
+    out << Key << "splits" << Value;
+    emit_strings(out, e.splits);
+    out << Key << "metrics" << Value;
+    emit_strings(out, e.metrics);
+    out << EndMap;
+}
+
+}  // namespace
+
+// ---- public
+
+std::vector<PositionSpec> default_position() {
+    PositionSpec p;
+    p.type = "sinusoidal";
+    p.node = YAML::Node(YAML::NodeType::Map);
+    p.node["type"] = "sinusoidal";
+    p.key = "model.position[0]";
+    return {p};
+}
+
+YamlOptions PositionSpec::options() const {
+    YamlOptions o(node, file, key, origins);
+    o.mark_used("type");
+    return o;
+}
+
+Assignment parse_override(const std::string& text) {
+    Assignment a;
+    a.location = fmt::format("command-line override '{}'", text);
+    const auto eq = text.find('=');
+    if (eq == std::string::npos)
+        throw ConfigError(fmt::format("{}: expected key=value, e.g. model.dropout=0.3 or data.test_splits=[val,test2016]",
+                                      a.location));
+    a.key = trim(text.substr(0, eq));
+    if (a.key.empty()) throw ConfigError(fmt::format("{}: the key before '=' is empty", a.location));
+    if (!split_key(a.key)) throw ConfigError(fmt::format("{}: '{}' is not {}", a.location, a.key, kKeyExample));
+    const std::string value = trim(text.substr(eq + 1));
+    if (value.empty()) {
+        a.value = YAML::Node(std::string());  // "key=" sets an empty string, not null
+        return a;
+    }
+    try {
+        a.value = YAML::Load(value);
+    } catch (const YAML::ParserException& e) {
+        throw ConfigError(fmt::format("{}: {}: the value is not valid YAML: {}", a.location, a.key, e.msg));
+    }
+    return a;
+}
+
+ExperimentConfig resolve_config(const std::string& path, const std::vector<Assignment>& assignments,
+                                const LoadFlags& flags) {
+    try {
+        const YAML::Node root = parse_document(read_text(path), path);
+        auto origins = std::make_shared<ValueOrigins>();
+        for (const auto& a : assignments) {
+            apply(root, a);
+            origins->push_back({a.key, a.location, a.shown_prefix});
+        }
+        ExperimentConfig cfg = parse_tree(root, path, origins, flags);
+        if (flags.check_grid_values) {
+            // Each grid value on its own against the resolved file: catches a bad value (or a misspelt key)
+            // at load time, naming the sweep key. Rules across keys wait for whole points (expand_sweep),
+            // since a value may only be valid together with another axis's value.
+            LoadFlags one{false, false, false};
+            for (const auto& axis : cfg.sweep.grid)
+                for (std::size_t j = 0; j < axis.values.size(); ++j) {
+                    std::vector<Assignment> with = assignments;
+                    with.push_back({axis.key, axis.values[j], axis.value_locations[j], "sweep.grid."});
+                    resolve_config(path, with, one);
+                }
+        }
+        return cfg;
+    } catch (const nn::OptionError& e) {
+        throw ConfigError(e.what());
+    } catch (const YAML::Exception& e) {
+        // Not expected (values are read without yaml-cpp conversions), but never let one escape unlocated.
+        throw ConfigError(fmt::format("{}: {}", path, e.what()));
+    }
+}
+
+ExperimentConfig load_config(const std::string& path, const std::vector<std::string>& overrides,
+                             const LoadFlags& flags) {
+    std::vector<Assignment> assignments;
+    for (const auto& o : overrides) assignments.push_back(parse_override(o));
+    return resolve_config(path, assignments, flags);
+}
+
+std::string to_yaml(const ExperimentConfig& c) {
+    using namespace YAML;
+    Emitter out;
+    out << BeginMap;
+    out << Key << "name" << Value << c.name;
+    out << Key << "description" << Value << c.description;
+    out << Key << "results_dir" << Value << c.results_dir;
+    out << Key << "threads" << Value << c.threads;
+    emit_run_part(out, c);
+
+    out << Key << "sweep" << Value << BeginMap;
+    out << Key << "grid" << Value;
+    if (c.sweep.grid.empty()) {
+        out << Flow << BeginMap << EndMap;
+    } else {
+        out << BeginMap;
+        for (const auto& axis : c.sweep.grid) {
+            out << Key << axis.key << Value << Flow << BeginSeq;
+            for (const auto& v : axis.values) out << v;
+            out << EndSeq;
+        }
+        out << EndMap;
+    }
+    out << Key << "seeds" << Value << Flow << BeginSeq;
+    for (long s : c.sweep.seeds) out << s;
+    out << EndSeq;
+    out << EndMap;
+
+    const auto& r = c.report;
+    out << Key << "report" << Value << BeginMap;
+    out << Key << "title" << Value << r.title;
+    out << Key << "rows" << Value << r.rows;
+    out << Key << "columns" << Value << r.columns;
+    out << Key << "metrics" << Value;
+    emit_strings(out, r.metrics);
+    if (r.reference) {
+        out << Key << "reference" << Value << BeginMap;
+        out << Key << "title" << Value << r.reference->title;
+        out << Key << "values" << Value;
+        if (r.reference->values.empty()) {
+            out << Flow << BeginMap << EndMap;
+        } else {
+            out << BeginMap;
+            for (const auto& [label, v] : r.reference->values) {
+                out << Key << label << Value;
+                emit_double(out, v);
+            }
+            out << EndMap;
+        }
+        out << EndMap;
+    }
+    out << Key << "plots" << Value;
+    emit_strings(out, r.plots);
+    out << EndMap;
+    out << EndMap;
+    return std::string(out.c_str()) + "\n";
+}
+
+std::string config_hash(const ExperimentConfig& c) {
+    YAML::Emitter out;
+    out << YAML::BeginMap;
+    emit_run_part(out, c);
+    out << YAML::EndMap;
+    return fnv1a64_hex(out.c_str());
+}
+
+std::string value_text(const YAML::Node& value) {
+    if (!value.IsDefined() || value.IsNull()) return "null";
+    if (value.IsScalar()) return value.Scalar();
+    return value_yaml(value);
+}
+
+std::string value_yaml(const YAML::Node& value) {
+    YAML::Emitter out;
+    out.SetMapFormat(YAML::Flow);
+    out.SetSeqFormat(YAML::Flow);
+    out << value;
+    return out.c_str();
+}
+
+std::string fnv1a64_hex(const std::string& text) {
+    std::uint64_t h = 14695981039346656037ull;
+    for (unsigned char ch : text) {
+        h ^= ch;
+        h *= 1099511628211ull;
+    }
+    return fmt::format("{:016x}", h);
+}
+
+}  // namespace relpos

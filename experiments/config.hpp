@@ -1,0 +1,197 @@
+// Experiment configs: the YAML schema as typed structs with defaults, loading with command-line
+// overrides, validation of every key (type, range, allowed values; unknown keys rejected at every level),
+// and the resolved config written back as YAML plus a stable hash. docs/configs.md describes every key.
+//
+// Every user error is a ConfigError (or, from a plug-in reading its options later, an nn::OptionError)
+// whose what() is one sentence: "<file>:<line>:<col>: <dotted.key>: <what is wrong and what is allowed>",
+// with "command-line override 'key=value'" in place of file:line:col for overridden values. The CLI maps
+// both to exit code 2. Nothing here writes files.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "experiments/yaml_options.hpp"
+
+namespace relpos {
+
+struct ConfigError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// One entry of model.position: a position encoding's registered name and its options. The options are
+// validated by the position-encoding registry (through options()), not here.
+struct PositionSpec {
+    std::string type;                             // registered name, e.g. "sinusoidal", "shaw"
+    YAML::Node node;                              // the whole map, `type` included (treat as read-only)
+    std::string file;                             // config file it came from (for messages)
+    std::string key;                              // "model.position" (a single map) or "model.position[1]"
+    std::shared_ptr<const ValueOrigins> origins;  // overrides applied to the file (for messages)
+
+    // Options over `node`, with `type` already marked as read; errors name file:line:col and
+    // "model.position.k". The factory reads its options and then calls finish().
+    YamlOptions options() const;
+};
+
+// The default model.position: [{type: sinusoidal}].
+std::vector<PositionSpec> default_position();
+
+struct LengthRange {
+    long min = 1;
+    long max = 1;
+};
+
+struct SyntheticConfig {  // data.synthetic; only read by synthetic tasks
+    long n_symbols = 20;      // >= 2
+    long train_size = 10000;  // >= 1
+    long valid_size = 500;    // >= 1
+    long test_size = 1000;    // >= 1
+    LengthRange train_len{5, 20};   // [min, max], 1 <= min <= max
+    LengthRange test_len{21, 40};
+};
+
+struct DataConfig {
+    std::string task = "multi30k";    // "multi30k" or a synthetic task name (checked by the task registry)
+    std::string dir = "data/multi30k";  // multi30k only; must be a directory (relative to the working dir)
+    std::string src = "de";           // de | en
+    std::string tgt = "en";           // de | en, != src
+    bool tokenized = true;            // bundled lowercased Moses-tokenized text
+    long vocab_size = 8000;           // [100, 64000]
+    std::string subword_model = "unigram";  // unigram | bpe
+    long max_len = 100;               // >= 1: drop training pairs longer than this (subwords)
+    long max_train_examples = 0;      // >= 0; 0 = all
+    std::string valid_split = "val";
+    std::vector<std::string> test_splits{"test2016"};
+    SyntheticConfig synthetic;
+};
+
+struct ModelConfig {
+    long d_model = 256;          // >= 1, a multiple of heads
+    long heads = 8;              // >= 1
+    long d_ff = 1024;            // >= 1
+    long encoder_layers = 3;     // >= 1
+    long decoder_layers = 3;     // >= 1
+    double dropout = 0.1;        // [0, 1)
+    double attention_dropout = 0.1;  // [0, 1)
+    std::string norm = "post";   // post | pre
+    std::string share_embeddings = "all";  // none | decoder | all
+    bool scale_embeddings = true;
+    std::vector<PositionSpec> position = default_position();  // [] = no position information
+};
+
+struct TrainConfig {
+    long epochs = 10;               // >= 0 (0 = no training)
+    long max_steps = 0;             // >= 0; 0 = no limit
+    long batch_tokens = 4096;       // >= 1
+    double lr = 1.0;                // > 0; scale of the inverse-sqrt schedule
+    long warmup = 4000;             // >= 1
+    double label_smoothing = 0.1;   // [0, 1)
+    double clip_norm = 0.0;         // >= 0; 0 = off
+    double adam_beta1 = 0.9;        // [0, 1)
+    double adam_beta2 = 0.98;       // [0, 1)
+    double adam_eps = 1e-9;         // > 0
+    long eval_every = 0;            // >= 0 steps; 0 = once per epoch
+    long checkpoint_every = 0;      // >= 0 steps; 0 = each epoch
+    std::string on_nonfinite = "stop";  // stop | skip
+    double time_limit_minutes = 0;  // >= 0; 0 = none (else stop training after this and evaluate)
+};
+
+struct EvalConfig {
+    long beam = 4;              // >= 1
+    double alpha = 0.6;         // >= 0; length penalty
+    double max_len_a = 1.2;     // >= 0; max output length = a * source length + b
+    long max_len_b = 10;        // >= 0
+    long batch_tokens = 8000;   // >= 1
+    std::vector<std::string> splits{"val", "test2016"};  // each: data.valid_split, a data.test_splits entry, or "train"
+    std::vector<std::string> metrics{"bleu_tok", "bleu"};  // from bleu, bleu_tok, loss, ppl, accuracy
+};
+
+// One sweep.grid entry: a dotted config key and the values it takes.
+struct SweepAxis {
+    std::string key;                          // as written: "model.position.k", "model.position[1].keys"
+    std::vector<YAML::Node> values;           // in file order, each validated like the key itself
+    std::vector<std::string> value_locations; // where each value was written, for messages
+};
+
+struct SweepConfig {
+    std::vector<SweepAxis> grid;  // in file order
+    std::vector<long> seeds;      // [] = just the top-level seed
+};
+
+struct ReferenceColumn {  // report.reference: the paper's published numbers
+    std::string title = "paper";
+    std::map<std::string, double> values;  // row label (a swept value as text, e.g. "16") -> number
+};
+
+struct ReportConfig {
+    std::string title;
+    std::string rows;     // a sweep.grid key, or "" for one row
+    std::string columns;  // a sweep.grid key, or ""
+    std::vector<std::string> metrics;  // "<split>.<metric>", e.g. "test2016.bleu_tok"; [] = every eval split x metric
+    std::optional<ReferenceColumn> reference;
+    std::vector<std::string> plots;    // from learning_curves, metric_vs_row, attention
+};
+
+struct ExperimentConfig {
+    std::string name;                // required; [A-Za-z0-9_.-]+; results go to <results_dir>/<name>/
+    std::string description;
+    std::string results_dir = "results";
+    long seed = 1;                   // >= 0
+    long threads = 2;                // >= 1; total threads for BLAS (and OpenMP if any)
+    DataConfig data;
+    ModelConfig model;
+    TrainConfig train;
+    EvalConfig eval;
+    SweepConfig sweep;
+    ReportConfig report;
+
+    std::string source;  // the file it was loaded from ("" when built in code); not written by to_yaml
+};
+
+struct LoadFlags {
+    bool check_paths = true;       // data.dir must exist for multi30k (off to re-read a finished run's config elsewhere)
+    bool cross_checks = true;      // rules across keys (heads | d_model, eval splits, report rows, data.dir)
+    bool check_grid_values = true; // validate each sweep.grid value on its own (expand_sweep checks whole points)
+};
+
+// A value written into the parsed file before validation: a command-line override, a sweep grid value.
+struct Assignment {
+    std::string key;           // dotted key: "model.dropout", "model.position[1].k", "sweep.grid.model.position.k"
+    YAML::Node value;
+    std::string location;      // where messages say it came from
+    std::string shown_prefix;  // put before the key in messages ("sweep.grid." for grid values)
+};
+
+// Parses "dotted.key=value", the value as YAML ("[val, test2016]" is a list; an empty value is "").
+// Throws ConfigError for a missing '=', a malformed key or unparsable YAML. The key is checked against
+// the schema when the assignment is applied.
+Assignment parse_override(const std::string& text);
+
+// Loads, applies the overrides in order, fills defaults and validates. Throws ConfigError.
+ExperimentConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {},
+                             const LoadFlags& flags = {});
+// The same with already-parsed assignments (expand_sweep uses it).
+ExperimentConfig resolve_config(const std::string& path, const std::vector<Assignment>& assignments,
+                                const LoadFlags& flags = {});
+
+// The fully resolved config as YAML (every default filled in), loadable by load_config to an equal config.
+std::string to_yaml(const ExperimentConfig& cfg);
+// FNV-1a 64 (16 hex digits) of the resolved YAML of what decides a run's results: seed, data, model,
+// train, eval. name, description, results_dir, threads, sweep and report are left out, so renaming,
+// re-titling a report, growing a sweep or changing the thread count does not invalidate finished runs.
+std::string config_hash(const ExperimentConfig& cfg);
+
+// A value as a message or report label shows it: the scalar text ("16", "false"), else one line of flow
+// YAML ("[val, test2016]", "{type: shaw, k: 16}").
+std::string value_text(const YAML::Node& value);
+// A value as an override's right-hand side: like value_text, but quoted where YAML needs it.
+std::string value_yaml(const YAML::Node& value);
+std::string fnv1a64_hex(const std::string& text);
+
+}  // namespace relpos

@@ -1,0 +1,168 @@
+#include "experiments/corpus.hpp"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+
+namespace relpos {
+
+namespace {
+
+std::string with_context(const std::string& context) { return context.empty() ? "" : " (" + context + ")"; }
+
+std::string join(const std::vector<std::string>& v) {
+    std::string out;
+    for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+    return out;
+}
+
+// The whole (decompressed) content of a file. gzread passes plain files through unchanged, so one
+// code path serves both.
+std::string read_all(const std::string& path, const std::string& context) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (!fs::exists(path, ec)) throw DataError("data file " + path + " does not exist" + with_context(context) + ".");
+    if (fs::is_directory(path, ec))
+        throw DataError("data file " + path + " is a directory, not a file" + with_context(context) + ".");
+    gzFile f = gzopen(path.c_str(), "rb");
+    if (!f) throw DataError("data file " + path + " cannot be opened" + with_context(context) + ".");
+    gzbuffer(f, 1 << 17);
+    std::string out;
+    std::vector<char> buf(1 << 17);
+    for (;;) {
+        const int n = gzread(f, buf.data(), static_cast<unsigned>(buf.size()));
+        if (n < 0) break;
+        if (n == 0) break;
+        out.append(buf.data(), static_cast<std::size_t>(n));
+    }
+    int errnum = Z_OK;
+    const char* msg = gzerror(f, &errnum);
+    const std::string zmsg = msg ? msg : "";
+    const int close_rc = gzclose(f);
+    if (errnum != Z_OK && errnum != Z_STREAM_END)
+        throw DataError("data file " + path + " is not a readable gzip or text file (zlib: " + zmsg + ")" +
+                        with_context(context) + ".");
+    if (close_rc != Z_OK)
+        throw DataError("data file " + path + " ends in the middle of its gzip stream (truncated?)" +
+                        with_context(context) + ".");
+    return out;
+}
+
+}  // namespace
+
+bool is_valid_utf8(const std::string& s) {
+    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+    const std::size_t n = s.size();
+    std::size_t i = 0;
+    while (i < n) {
+        const unsigned c = p[i];
+        if (c < 0x80) {
+            ++i;
+            continue;
+        }
+        std::size_t len;
+        std::uint32_t cp, min;
+        if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F, min = 0x80;
+        else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F, min = 0x800;
+        else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07, min = 0x10000;
+        else return false;  // a continuation byte without a lead byte, or 0xF8..0xFF
+        if (i + len > n) return false;
+        for (std::size_t k = 1; k < len; ++k) {
+            if ((p[i + k] & 0xC0) != 0x80) return false;
+            cp = (cp << 6) | (p[i + k] & 0x3F);
+        }
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+        i += len;
+    }
+    return true;
+}
+
+std::vector<std::string> read_lines(const std::string& path, const std::string& context) {
+    const std::string text = read_all(path, context);
+    if (text.empty()) throw DataError("data file " + path + " is empty" + with_context(context) + ".");
+    std::vector<std::string> lines;
+    std::size_t start = 0;
+    while (start < text.size()) {
+        std::size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        std::size_t stop = end;
+        if (stop > start && text[stop - 1] == '\r') --stop;
+        lines.emplace_back(text, start, stop - start);
+        if (!is_valid_utf8(lines.back()))
+            throw DataError(path + " line " + std::to_string(lines.size()) + " is not valid UTF-8" +
+                            with_context(context) + ".");
+        start = end + 1;
+    }
+    return lines;
+}
+
+void write_lines(const std::string& path, const std::vector<std::string>& lines) {
+    const bool gz = path.size() >= 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
+    if (gz) {
+        gzFile f = gzopen(path.c_str(), "wb9");
+        if (!f) throw DataError("cannot write " + path + ".");
+        for (const auto& l : lines) {
+            const std::string s = l + "\n";
+            if (gzwrite(f, s.data(), static_cast<unsigned>(s.size())) != static_cast<int>(s.size())) {
+                gzclose(f);
+                throw DataError("cannot write " + path + " (disk full?).");
+            }
+        }
+        if (gzclose(f) != Z_OK) throw DataError("cannot write " + path + " (disk full?).");
+        return;
+    }
+    std::ofstream out(path, std::ios::binary);
+    if (!out) throw DataError("cannot write " + path + ".");
+    for (const auto& l : lines) out << l << '\n';
+    out.flush();
+    if (!out) throw DataError("cannot write " + path + " (disk full?).");
+}
+
+ParallelCorpus load_parallel(const std::string& src_path, const std::string& tgt_path, const std::string& context) {
+    ParallelCorpus c;
+    c.src = read_lines(src_path, context);
+    c.tgt = read_lines(tgt_path, context);
+    c.src_path = src_path;
+    c.tgt_path = tgt_path;
+    if (c.src.size() != c.tgt.size())
+        throw DataError("parallel files must have the same number of lines, but " + src_path + " has " +
+                        std::to_string(c.src.size()) + " and " + tgt_path + " has " + std::to_string(c.tgt.size()) +
+                        with_context(context) + ".");
+    return c;
+}
+
+const std::vector<std::string>& multi30k_splits() {
+    static const std::vector<std::string> s{"train", "val", "test2016", "test2017"};
+    return s;
+}
+
+const std::vector<std::string>& multi30k_languages() {
+    static const std::vector<std::string> s{"de", "en"};
+    return s;
+}
+
+std::string multi30k_path(const std::string& dir, const std::string& split, const std::string& lang, bool tokenized) {
+    const auto& splits = multi30k_splits();
+    const auto& langs = multi30k_languages();
+    if (std::find(splits.begin(), splits.end(), split) == splits.end())
+        throw DataError("unknown Multi30k split '" + split + "'; allowed: " + join(splits) + ".");
+    if (std::find(langs.begin(), langs.end(), lang) == langs.end())
+        throw DataError("unknown Multi30k language '" + lang + "'; allowed: " + join(langs) + ".");
+    const std::string base = dir.empty() ? "." : dir;
+    if (tokenized) return base + "/tok/" + split + ".lc.norm.tok." + lang + ".gz";
+    return base + "/" + split + "." + lang + ".gz";
+}
+
+ParallelCorpus load_multi30k(const std::string& dir, const std::string& split, const std::string& src_lang,
+                             const std::string& tgt_lang, bool tokenized, const std::string& context) {
+    if (src_lang == tgt_lang)
+        throw DataError("source and target language are both '" + src_lang + "'; Multi30k pairs de with en" +
+                        with_context(context) + ".");
+    return load_parallel(multi30k_path(dir, split, src_lang, tokenized), multi30k_path(dir, split, tgt_lang, tokenized),
+                         context);
+}
+
+}  // namespace relpos

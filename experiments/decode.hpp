@@ -1,0 +1,28 @@
+// Decoding with the incremental key/value cache: greedy and beam search with the GNMT length
+// penalty lp(Y) = ((5 + |Y|) / 6)^alpha (Wu et al. 2016; the paper: beam 4, alpha 0.6).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "nn/transformer.hpp"
+
+namespace relpos {
+
+struct DecodeOptions {
+    std::size_t beam = 4;      // 1 = greedy
+    double alpha = 0.6;        // length penalty exponent
+    double max_len_a = 1.2;    // output length limit: a * source length + b
+    std::size_t max_len_b = 10;
+    std::int32_t bos = 2, eos = 3, pad = 0;
+};
+
+// Translates a batch of padded sources (B, Ls) -> B token sequences (without BOS/EOS).
+std::vector<std::vector<std::int32_t>> translate_batch(const nn::Transformer<float>& model,
+                                                       const std::vector<std::int32_t>& src, std::size_t B,
+                                                       std::size_t Ls, const std::vector<std::size_t>& src_len,
+                                                       const DecodeOptions& opt);
+
+double length_penalty(std::size_t length, double alpha);
+
+}  // namespace relpos

@@ -1,0 +1,100 @@
+// relpos: the command line. run / report / eval / translate / list.
+// Exit codes: 0 success, 1 internal error, 2 bad input (config, data, checkpoint, usage),
+// 3 training stopped on a non-finite loss or gradient, 130 interrupted (checkpoint written).
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "autodiff/blas.hpp"
+#include "experiments/checkpoint.hpp"
+#include "experiments/commands.hpp"
+#include "experiments/config.hpp"
+#include "experiments/corpus.hpp"
+#include "experiments/runner.hpp"
+#include "experiments/trainer.hpp"
+#include "nn/options.hpp"
+
+using namespace relpos;
+
+int main(int argc, char** argv) {
+    blas::tune_process(argv);
+    CLI::App app{"relpos: position encodings in Transformers, Shaw et al. (2018) reproduced on a CPU.\n"
+                 "Docs: README.md, docs/configs.md"};
+    app.require_subcommand(1);
+
+    // ---- run
+    auto* run = app.add_subcommand("run", "Train and evaluate every point of an experiment config (resumes; skips finished runs)");
+    std::string run_config;
+    std::vector<std::string> run_overrides;
+    std::size_t jobs = 1;
+    std::string shard;
+    bool quiet = false;
+    run->add_option("config", run_config, "experiment YAML file, e.g. configs/quickstart.yaml")->required();
+    run->add_option("overrides", run_overrides, "key=value overrides, e.g. train.epochs=2 model.position.k=4");
+    run->add_option("--jobs,-j", jobs, "sweep points to run side by side (threads are split between them)")
+        ->check(CLI::PositiveNumber);
+    run->add_option("--shard", shard, "run only points i, i+n, i+2n, ... (0-based i/n; e.g. a Slurm array task)");
+    run->add_flag("--quiet,-q", quiet, "no live progress line");
+
+    // ---- report
+    auto* report = app.add_subcommand("report", "Render tables (Markdown, CSV, JSON) and plots from finished runs");
+    std::string report_dir;
+    report->add_option("dir", report_dir, "an experiment's results directory, e.g. results/quickstart")->required();
+
+    // ---- eval
+    auto* eval = app.add_subcommand("eval", "Score a run's best checkpoint on parallel files");
+    EvalArgs ea;
+    eval->add_option("--run", ea.run_dir, "run directory, e.g. results/quickstart/runs/type=shaw_seed=1")->required();
+    eval->add_option("--src", ea.src, "source file (plain or .gz), one sentence per line")->required();
+    eval->add_option("--ref", ea.ref, "reference file, line-aligned with --src")->required();
+    eval->add_option("--out", ea.out, "write the hypotheses here");
+    eval->add_option("--beam", ea.beam, "beam size (default: the run's eval.beam)");
+
+    // ---- translate
+    auto* tr = app.add_subcommand("translate", "Translate stdin to stdout with a run's best checkpoint");
+    TranslateArgs ta;
+    tr->add_option("--run", ta.run_dir, "run directory")->required();
+    tr->add_option("--beam", ta.beam, "beam size (default: the run's eval.beam)");
+
+    // ---- list
+    auto* list = app.add_subcommand("list", "Registered position encodings and synthetic tasks, with their options");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        const int rc = app.exit(e);
+        return rc == 0 ? 0 : 2;
+    }
+    try {
+        if (*run) {
+            RunOptions ro;
+            ro.jobs = jobs;
+            ro.quiet = quiet;
+            if (!shard.empty()) ro.shard = parse_shard(shard);
+            return run_experiment(run_config, run_overrides, ro);
+        }
+        if (*report) return cmd_report(report_dir);
+        if (*eval) return cmd_eval(ea);
+        if (*tr) return cmd_translate(ta);
+        if (*list) return cmd_list();
+    } catch (const ConfigError& e) {
+        fmt::print(stderr, "error: {}\n", e.what());
+        return 2;
+    } catch (const nn::OptionError& e) {
+        fmt::print(stderr, "error: {}\n", e.what());
+        return 2;
+    } catch (const DataError& e) {
+        fmt::print(stderr, "error: {}\n", e.what());
+        return 2;
+    } catch (const CheckpointError& e) {
+        fmt::print(stderr, "error: {}\n", e.what());
+        return 2;
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "internal error: {}\n", e.what());
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,474 @@
+#include "experiments/runner.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "autodiff/blas.hpp"
+#include "experiments/batching.hpp"
+#include "experiments/bleu.hpp"
+#include "experiments/corpus.hpp"
+#include "experiments/progress.hpp"
+#include "experiments/synthetic.hpp"
+#include "experiments/trainer.hpp"
+
+namespace relpos {
+
+namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------- provenance
+
+std::string source_commit() {
+    std::string out;
+    if (FILE* p = popen("git rev-parse --short=12 HEAD 2>/dev/null", "r")) {
+        char buf[64];
+        while (fgets(buf, sizeof buf, p)) out += buf;
+        pclose(p);
+    }
+    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+    if (out.empty()) return "unknown";
+    if (FILE* p = popen("git status --porcelain --untracked-files=no 2>/dev/null | head -1", "r")) {
+        char buf[256];
+        if (fgets(buf, sizeof buf, p)) out += "+dirty";
+        pclose(p);
+    }
+    return out;
+}
+
+std::string machine_description() {
+    std::string model = "unknown CPU";
+    std::ifstream f("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(f, line))
+        if (line.rfind("model name", 0) == 0) {
+            model = line.substr(line.find(':') + 2);
+            break;
+        }
+    return fmt::format("{}, {} cores, OpenBLAS kernels {}", model, std::thread::hardware_concurrency(), blas::core_name());
+}
+
+namespace {
+
+std::string now_iso() {
+    std::time_t t = std::time(nullptr);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+    return buf;
+}
+
+void write_atomic(const fs::path& path, const std::string& text) {
+    const fs::path tmp = path.string() + ".tmp";
+    {
+        std::ofstream f(tmp);
+        f << text;
+        if (!f) throw std::runtime_error(fmt::format("cannot write {}", path.string()));
+    }
+    fs::rename(tmp, path);
+}
+
+constexpr std::uint64_t SYNTHETIC_DATA_SEED = 20180306;  // data stays fixed across model seeds
+
+}  // namespace
+
+// ---------------------------------------------------------------- data
+
+std::string Dataset::detokenize(const std::vector<std::int32_t>& ids) const {
+    if (subword) return subword->decode(ids);
+    return format_ids(ids);
+}
+
+Dataset load_dataset(const ExperimentConfig& cfg, const std::string& cache_dir,
+                     const std::function<void(const std::string&)>& log) {
+    auto say = [&](const std::string& s) {
+        if (log) log(s);
+    };
+    Dataset d;
+    const auto& dc = cfg.data;
+    d.valid_split = dc.valid_split;
+    std::set<std::string> wanted(cfg.eval.splits.begin(), cfg.eval.splits.end());
+    wanted.insert(dc.valid_split);
+    const auto tasks = synthetic_task_names();
+    if (std::find(tasks.begin(), tasks.end(), dc.task) != tasks.end()) {
+        d.synthetic = true;
+        const auto& s = dc.synthetic;
+        const std::size_t ns = static_cast<std::size_t>(s.n_symbols);
+        d.vocab = synthetic_vocab_size(ns);
+        d.train = generate(dc.task, s.train_size, s.train_len.min, s.train_len.max, ns, SYNTHETIC_DATA_SEED);
+        auto make_split = [&](std::size_t n, const LengthRange& r, std::uint64_t seed) {
+            EvalSplit e;
+            e.examples = generate(dc.task, n, r.min, r.max, ns, seed);
+            for (auto& ex : e.examples) {
+                e.sources.push_back(format_ids(ex.src));
+                e.refs.push_back(format_ids(ex.tgt));
+            }
+            e.refs_raw = e.refs;
+            return e;
+        };
+        // "val": held-out examples of the training lengths; "test": the longer test lengths.
+        d.splits[dc.valid_split] = make_split(s.valid_size, s.train_len, SYNTHETIC_DATA_SEED + 1);
+        for (const auto& name : wanted)
+            if (name != dc.valid_split && name != "train") d.splits[name] = make_split(s.test_size, s.test_len, SYNTHETIC_DATA_SEED + 2);
+        say(fmt::format("synthetic task {}: {} training examples (lengths {}-{}), vocabulary {}", dc.task,
+                        d.train.size(), s.train_len.min, s.train_len.max, d.vocab));
+    } else if (dc.task == "multi30k") {
+        ParallelCorpus train = load_multi30k(dc.dir, "train", dc.src, dc.tgt, dc.tokenized, "data.dir");
+        SubwordOptions so;
+        so.vocab_size = static_cast<std::size_t>(dc.vocab_size);
+        so.model_type = dc.subword_model;
+        d.subword = std::make_shared<Subword>(Subword::train_or_load(joint_sentences(train), so, cache_dir));
+        say(fmt::format("subword vocabulary: {} pieces ({} {})", d.subword->vocab_size(),
+                        d.subword->trained() ? "trained, cached at" : "reused from", d.subword->model_path()));
+        d.vocab = d.subword->vocab_size();
+        auto all = encode_corpus(*d.subword, train);
+        std::size_t dropped = 0;
+        d.train = filter_by_length(all, static_cast<std::size_t>(dc.max_len), &dropped);
+        if (dc.max_train_examples > 0 && d.train.size() > static_cast<std::size_t>(dc.max_train_examples))
+            d.train.resize(static_cast<std::size_t>(dc.max_train_examples));
+        say(fmt::format("multi30k {}->{}{}: {} training pairs ({} longer than {} subwords dropped)", dc.src, dc.tgt,
+                        dc.tokenized ? " (tokenized, lowercased)" : "", d.train.size(), dropped, dc.max_len));
+        for (const auto& name : wanted) {
+            ParallelCorpus c = name == "train" ? train : load_multi30k(dc.dir, name, dc.src, dc.tgt, dc.tokenized, "data.dir");
+            EvalSplit e;
+            e.examples = encode_corpus(*d.subword, c);
+            e.sources = c.src;
+            e.refs = c.tgt;
+            e.refs_raw = dc.tokenized ? load_multi30k(dc.dir, name, dc.src, dc.tgt, false, "data.dir").tgt : c.tgt;
+            d.splits[name] = std::move(e);
+        }
+    } else {
+        std::string list = "multi30k";
+        for (auto& t : tasks) list += ", " + t;
+        throw ConfigError(fmt::format("{}: data.task: '{}' is not a known task; known: {}", cfg.source, dc.task, list));
+    }
+    auto longest = [&](const std::vector<Example>& ex) {
+        for (auto& e : ex) {
+            d.longest_source = std::max(d.longest_source, e.src.size());
+            d.longest_target = std::max(d.longest_target, e.tgt.size() + 1);
+        }
+    };
+    longest(d.train);
+    for (auto& [n, s] : d.splits) longest(s.examples);
+    return d;
+}
+
+// ---------------------------------------------------------------- model
+
+std::unique_ptr<nn::Transformer<float>> build_model(const ExperimentConfig& cfg, std::size_t vocab,
+                                                    std::size_t longest_source, std::size_t longest_target) {
+    const auto& m = cfg.model;
+    nn::TransformerConfig tc;
+    tc.src_vocab = tc.tgt_vocab = vocab;
+    tc.dims.d_model = static_cast<std::size_t>(m.d_model);
+    tc.dims.heads = static_cast<std::size_t>(m.heads);
+    tc.dims.d_ff = static_cast<std::size_t>(m.d_ff);
+    tc.dims.dropout = m.dropout;
+    tc.dims.attention_dropout = m.attention_dropout;
+    tc.dims.norm = m.norm == "pre" ? nn::NormOrder::Pre : nn::NormOrder::Post;
+    tc.encoder_layers = static_cast<std::size_t>(m.encoder_layers);
+    tc.decoder_layers = static_cast<std::size_t>(m.decoder_layers);
+    tc.share_embeddings = m.share_embeddings;
+    tc.scale_embeddings = m.scale_embeddings;
+    tc.pad_id = PAD_ID;
+    tc.seed = static_cast<std::uint64_t>(cfg.seed);
+    const auto specs = m.position;
+    auto factory = [specs](const nn::PositionContext& ctx) {
+        std::vector<std::shared_ptr<nn::PositionEncoding<float>>> out;
+        for (const auto& s : specs) {
+            YamlOptions opts = s.options();
+            try {
+                out.push_back(nn::make_position<float>(s.type, opts, ctx));
+            } catch (const nn::OptionError& e) {
+                throw ConfigError(e.what());
+            }
+        }
+        return out;
+    };
+    auto model = std::make_unique<nn::Transformer<float>>(tc, factory);
+    auto check = [&](std::size_t limit, std::size_t need, const char* side) {
+        if (need <= limit) return;
+        std::string where = cfg.source;
+        for (const auto& s : specs)
+            if (s.type == "learned") {
+                where = s.file;
+                if (s.node["max_len"]) where += fmt::format(":{}:{}", s.node["max_len"].Mark().line + 1, s.node["max_len"].Mark().column + 1);
+                where += ": " + s.key + ".max_len";
+            }
+        throw ConfigError(fmt::format("{}: the learned position table holds {} positions but the longest {} in the data "
+                                      "needs {}; raise max_len to at least {}",
+                                      where, limit, side, need, need));
+    };
+    if (longest_source) check(model->max_source_length(), longest_source, "source sequence");
+    if (longest_target) check(model->max_target_length(), longest_target + 1, "target sequence (with BOS/EOS)");
+    return model;
+}
+
+DecodeOptions decode_options(const EvalConfig& e, std::size_t beam_override) {
+    DecodeOptions o;
+    o.beam = beam_override ? beam_override : static_cast<std::size_t>(e.beam);
+    o.alpha = e.alpha;
+    o.max_len_a = e.max_len_a;
+    o.max_len_b = static_cast<std::size_t>(e.max_len_b);
+    o.bos = BOS_ID;
+    o.eos = EOS_ID;
+    o.pad = PAD_ID;
+    return o;
+}
+
+std::vector<std::string> translate_split(const nn::Transformer<float>& model, const Dataset& data,
+                                         const std::vector<Example>& examples, const DecodeOptions& opt,
+                                         std::size_t batch_tokens) {
+    std::vector<std::string> hyps(examples.size());
+    BatchOptions bo;
+    bo.max_tokens = batch_tokens;
+    for (const Batch& b : eval_batches(examples, bo)) {
+        auto out = translate_batch(model, b.src, b.B, b.Ls, b.src_len, opt);
+        for (std::size_t i = 0; i < b.B; ++i) hyps[b.index[i]] = data.detokenize(out[i]);
+    }
+    return hyps;
+}
+
+std::map<std::string, double> score_split(const nn::Transformer<float>& model, const Dataset& data,
+                                          const EvalSplit& split, const std::vector<std::string>& hyps,
+                                          const ExperimentConfig& cfg, std::map<std::string, std::string>* sigs) {
+    std::map<std::string, double> m;
+    std::optional<EvalLoss> el;
+    for (const auto& name : cfg.eval.metrics) {
+        if (name == "bleu_tok") {
+            BleuOptions bo;
+            bo.tokenize = "none";
+            auto r = corpus_bleu(hyps, split.refs, bo);
+            m[name] = r.score;
+            if (sigs) (*sigs)[name] = r.signature;
+        } else if (name == "bleu") {
+            auto r = corpus_bleu(hyps, split.refs_raw);
+            m[name] = r.score;
+            if (sigs) (*sigs)[name] = r.signature;
+        } else if (name == "loss" || name == "ppl") {
+            if (!el) el = evaluate_loss(model, split.examples, static_cast<std::size_t>(cfg.eval.batch_tokens));
+            m[name] = name == "loss" ? el->loss : el->ppl;
+        } else if (name == "accuracy") {  // exact match of whole output sequences
+            std::size_t ok = 0;
+            for (std::size_t i = 0; i < hyps.size(); ++i) ok += hyps[i] == split.refs[i];
+            m[name] = hyps.empty() ? 0.0 : 100.0 * double(ok) / double(hyps.size());
+        }
+    }
+    return m;
+}
+
+// ---------------------------------------------------------------- one run
+
+namespace {
+
+struct PointContext {
+    const SweepPoint* point;
+    fs::path run_dir;
+    std::size_t ordinal, total;
+    int threads;
+};
+
+class RunLog {
+public:
+    RunLog(const fs::path& file, Progress& progress, std::string prefix)
+        : f_(file, std::ios::app), progress_(progress), prefix_(std::move(prefix)) {}
+    void operator()(const std::string& s) {
+        f_ << "[" << now_iso() << "] " << s << std::endl;
+        progress_.message(prefix_ + s);
+    }
+
+private:
+    std::ofstream f_;
+    Progress& progress_;
+    std::string prefix_;
+};
+
+// Returns 0 (done or skipped), 3 (non-finite), 130 (interrupted).
+int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
+    const ExperimentConfig& cfg = pc.point->config;
+    const std::string hash = config_hash(cfg);
+    const fs::path results = pc.run_dir / "results.json";
+    const std::string tag = fmt::format("run {}/{} {}: ", pc.ordinal, pc.total, pc.point->id);
+    if (fs::exists(results)) {
+        // A finished run is never redone or touched; a different config under the same id is an error.
+        std::ifstream f(results);
+        std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+        if (text.find(fmt::format("\"config_hash\": \"{}\"", hash)) == std::string::npos)
+            throw ConfigError(fmt::format(
+                "{}: run {} already finished with a different configuration; use another experiment name or move "
+                "{} away (finished runs are never overwritten)",
+                cfg.source, pc.point->id, pc.run_dir.string()));
+        progress.message(tag + "finished earlier, skipped");
+        return 0;
+    }
+    fs::create_directories(pc.run_dir);
+    RunLog log(pc.run_dir / "log.txt", progress, tag);
+    if (!fs::exists(pc.run_dir / "config.yaml")) write_atomic(pc.run_dir / "config.yaml", to_yaml(cfg));
+    if (data.subword && !fs::exists(pc.run_dir / "subword.model"))  // the run is self-contained for eval/translate
+        fs::copy_file(data.subword->model_path(), pc.run_dir / "subword.model");
+
+    auto model = build_model(cfg, data.vocab, data.longest_source, data.longest_target);
+    log(fmt::format("model: {} parameters; {} threads", model->num_parameters(), pc.threads));
+    Trainer trainer(*model, data.train, data.splits.at(data.valid_split).examples, cfg.train,
+                    static_cast<std::uint64_t>(cfg.seed), pc.run_dir.string(), hash);
+    TrainOutcome outcome;
+    try {
+        outcome = trainer.run(
+            [&](const TrainStatus& s) {
+                progress.status(fmt::format("{}epoch {}/{} step {} loss {:.3f} lr {:.2e} {:.0f} tok/s ETA {}", tag,
+                                            s.epoch, s.epochs, s.step, s.loss, s.lr, s.tokens_per_second,
+                                            format_duration(s.eta_seconds)));
+            },
+            [&](const std::string& s) { log(s); });
+    } catch (const NonFiniteError& e) {
+        log(e.what());
+        return 3;
+    }
+    if (outcome.interrupted) return 130;
+
+    // Evaluate the best checkpoint (lowest validation loss).
+    const auto named = model->named_parameters();
+    const std::string best = (pc.run_dir / "checkpoints" / "best").string();
+    TrainProgress pr = outcome.progress;
+    if (checkpoint_exists(best)) load_checkpoint(best, named, nullptr);
+    model->eval();
+    const DecodeOptions dopt = decode_options(cfg.eval);
+    std::string metrics_json, sig_json;
+    std::map<std::string, std::string> sigs;
+    for (const auto& split : cfg.eval.splits) {
+        const auto& es = data.splits.at(split);
+        log(fmt::format("decoding {} ({} sentences, beam {}, alpha {})", split, es.examples.size(), dopt.beam, dopt.alpha));
+        const auto t0 = std::chrono::steady_clock::now();
+        auto hyps = translate_split(*model, data, es.examples, dopt, static_cast<std::size_t>(cfg.eval.batch_tokens));
+        const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        write_lines((pc.run_dir / fmt::format("hyp.{}.txt", split)).string(), hyps);
+        auto m = score_split(*model, data, es, hyps, cfg, &sigs);
+        std::string line;
+        for (auto& [k, v] : m) {
+            metrics_json += fmt::format("{}    \"{}.{}\": {:.4f}", metrics_json.empty() ? "" : ",\n", split, k, v);
+            line += fmt::format(" {} {:.2f}", k, v);
+        }
+        log(fmt::format("{}:{} ({:.0f} s)", split, line, dt));
+    }
+    for (auto& [k, v] : sigs) sig_json += fmt::format("{}    \"{}\": \"{}\"", sig_json.empty() ? "" : ",\n", k, json_escape(v));
+    std::string labels;
+    for (auto& [k, v] : pc.point->labels)
+        labels += fmt::format("{}\"{}\": \"{}\"", labels.empty() ? "" : ", ", json_escape(k), json_escape(v));
+    const std::string json = fmt::format(
+        "{{\n  \"id\": \"{}\",\n  \"labels\": {{{}}},\n  \"metrics\": {{\n{}\n  }},\n  \"signatures\": {{\n{}\n  }},\n"
+        "  \"parameters\": {},\n  \"steps\": {},\n  \"epochs_completed\": {},\n  \"train_seconds\": {:.1f},\n"
+        "  \"best_valid_loss\": {:.6f},\n  \"time_limited\": {},\n  \"seed\": {},\n  \"threads\": {},\n"
+        "  \"config_hash\": \"{}\",\n  \"commit\": \"{}\",\n  \"machine\": \"{}\",\n  \"finished\": \"{}\"\n}}\n",
+        json_escape(pc.point->id), labels, metrics_json, sig_json, model->num_parameters(), pr.step, pr.epoch,
+        pr.elapsed_seconds, pr.best_valid_loss, outcome.time_limited ? "true" : "false", cfg.seed, pc.threads, hash,
+        json_escape(source_commit()), json_escape(machine_description()), now_iso());
+    write_atomic(results, json);
+    // The last checkpoint's optimiser state is only needed to resume: drop it, keep the weights.
+    fs::remove_all(pc.run_dir / "checkpoints" / "last" / "optim");
+    log("finished");
+    return 0;
+}
+
+}  // namespace
+
+int run_experiment(const std::string& config_path, const std::vector<std::string>& overrides, const RunOptions& opt) {
+    ExperimentConfig top = load_config(config_path, overrides);
+    auto points = expand_sweep(top, config_path, overrides);
+    const std::size_t total_points = points.size();
+    if (opt.shard) points = select_shard(points, *opt.shard);
+    const fs::path exp_dir = fs::path(top.results_dir) / top.name;
+    Progress progress(opt.quiet);
+
+    // Validate every point's model before any work starts (position options, learned lengths come
+    // after the data is loaded, below).
+    for (auto& p : points) build_model(p.config, 16);
+
+    try {
+        fs::create_directories(exp_dir / "runs");
+        const fs::path probe = exp_dir / ".write-test";
+        std::ofstream(probe) << "ok";
+        if (!fs::exists(probe)) throw std::runtime_error("");
+        fs::remove(probe);
+    } catch (const std::exception&) {
+        throw ConfigError(fmt::format("{}: results_dir: cannot create or write {} (check the path and permissions)",
+                                      config_path, exp_dir.string()));
+    }
+    write_atomic(exp_dir / "experiment.yaml",
+                 fmt::format("# written by relpos run {}\n# commit {}\n", config_path, source_commit()) + to_yaml(top));
+    install_stop_handlers();
+
+    const std::size_t jobs = std::max<std::size_t>(1, std::min(opt.jobs, points.size()));
+    const int threads_each = std::max<int>(1, static_cast<int>(top.threads / static_cast<long>(jobs)));
+    blas::set_num_threads(threads_each);
+    progress.message(fmt::format("{}: {} run(s){} with {} job(s) x {} thread(s); results in {}", top.name, points.size(),
+                                 opt.shard ? fmt::format(" (shard {}/{} of {})", opt.shard->index, opt.shard->count,
+                                                         total_points)
+                                           : "",
+                                 jobs, threads_each, exp_dir.string()));
+
+    // Datasets are shared by points whose data section is the same.
+    std::map<std::string, std::shared_ptr<Dataset>> datasets;
+    std::mutex mu;
+    auto dataset_for = [&](const ExperimentConfig& c) {
+        std::lock_guard<std::mutex> lk(mu);
+        const auto& s = c.data.synthetic;
+        std::string k = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}-{}|{}-{}", c.data.task, c.data.dir,
+                                    c.data.src, c.data.tgt, c.data.tokenized, c.data.vocab_size, c.data.subword_model,
+                                    c.data.max_len, c.data.max_train_examples, c.data.valid_split, s.n_symbols,
+                                    s.train_size, s.valid_size, s.test_size, s.train_len.min, s.train_len.max,
+                                    s.test_len.min, s.test_len.max);
+        for (auto& e : c.eval.splits) k += "|" + e;
+        auto& slot = datasets[k];
+        if (!slot)
+            slot = std::make_shared<Dataset>(load_dataset(c, (exp_dir / "subword").string(),
+                                                          [&](const std::string& s) { progress.message(s); }));
+        return slot;
+    };
+    // Learned-position limits against the data, for every point, before training anything.
+    for (auto& p : points) {
+        auto d = dataset_for(p.config);
+        build_model(p.config, d->vocab, d->longest_source, d->longest_target);
+    }
+
+    int worst = 0;
+    std::size_t next = 0;
+    std::exception_ptr failure;
+    auto worker = [&] {
+        for (;;) {
+            std::size_t i;
+            {
+                std::lock_guard<std::mutex> lk(mu);
+                if (next >= points.size() || failure || g_stop_requested.load()) return;
+                i = next++;
+            }
+            try {
+                auto d = dataset_for(points[i].config);
+                PointContext pc{&points[i], exp_dir / "runs" / points[i].id, i + 1, points.size(), threads_each};
+                const int rc = run_point(pc, *d, progress);
+                std::lock_guard<std::mutex> lk(mu);
+                worst = std::max(worst, rc);
+            } catch (...) {
+                std::lock_guard<std::mutex> lk(mu);
+                if (!failure) failure = std::current_exception();
+            }
+        }
+    };
+    std::vector<std::thread> pool;
+    for (std::size_t j = 1; j < jobs; ++j) pool.emplace_back(worker);
+    worker();
+    for (auto& t : pool) t.join();
+    progress.finish();
+    if (failure) std::rethrow_exception(failure);
+    if (g_stop_requested.load()) return 130;
+    return worst;
+}
+
+}  // namespace relpos

@@ -1,0 +1,87 @@
+// The experiment runner: data preparation, model construction from a config, training, evaluation
+// (decoding + BLEU), and the run directory of each sweep point.
+//
+// results/<name>/experiment.yaml          the resolved top-level config (for `relpos report`)
+// results/<name>/subword/                  cached SentencePiece models (shared by the sweep points)
+// results/<name>/runs/<id>/config.yaml     the point's resolved config
+//                         /metrics.jsonl   one JSON object per training step / validation
+//                         /checkpoints/{last,best}/  .npy parameters + manifest + state
+//                         /hyp.<split>.txt detokenized hypotheses, one per source line
+//                         /results.json    final metrics (its presence marks the run finished)
+//                         /log.txt         what the run printed
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "experiments/config.hpp"
+#include "experiments/decode.hpp"
+#include "experiments/example.hpp"
+#include "experiments/subword.hpp"
+#include "experiments/sweep.hpp"
+#include "nn/transformer.hpp"
+
+namespace relpos {
+
+// One evaluation split: encoded examples plus the text the metrics compare against.
+struct EvalSplit {
+    std::vector<Example> examples;
+    std::vector<std::string> sources;  // source text, one per example
+    std::vector<std::string> refs;     // reference text as the run's tokenization sees it (tokenized text
+                                       // for data.tokenized, raw otherwise; id strings for synthetic tasks)
+    std::vector<std::string> refs_raw; // untokenized references (multi30k), for sacreBLEU's 13a BLEU
+};
+
+struct Dataset {
+    std::vector<Example> train;
+    std::map<std::string, EvalSplit> splits;  // by name: the validation split, test splits (and "train" when asked)
+    std::string valid_split;
+    std::shared_ptr<Subword> subword;         // null for synthetic tasks
+    std::size_t vocab = 0;
+    bool synthetic = false;
+    std::size_t longest_source = 0, longest_target = 0;  // over every split (for learned-PE limits)
+
+    std::string detokenize(const std::vector<std::int32_t>& ids) const;  // model output -> text
+};
+
+// Loads and encodes the data of a config (SentencePiece cached under cache_dir).
+Dataset load_dataset(const ExperimentConfig& cfg, const std::string& cache_dir,
+                     const std::function<void(const std::string&)>& log = {});
+
+// Builds the model; the position encodings read and validate their options from the config (errors
+// name the file, line and key). Throws ConfigError when a learned position table is shorter than
+// the longest sequence of the data.
+std::unique_ptr<nn::Transformer<float>> build_model(const ExperimentConfig& cfg, std::size_t vocab,
+                                                    std::size_t longest_source = 0, std::size_t longest_target = 0);
+
+DecodeOptions decode_options(const EvalConfig& e, std::size_t beam_override = 0);
+
+// Decodes every example of a split in corpus order.
+std::vector<std::string> translate_split(const nn::Transformer<float>& model, const Dataset& data,
+                                         const std::vector<Example>& examples, const DecodeOptions& opt,
+                                         std::size_t batch_tokens);
+
+// Metrics of one split: the names in eval.metrics -> value.
+std::map<std::string, double> score_split(const nn::Transformer<float>& model, const Dataset& data,
+                                          const EvalSplit& split, const std::vector<std::string>& hyps,
+                                          const ExperimentConfig& cfg, std::map<std::string, std::string>* signatures);
+
+struct RunOptions {
+    std::size_t jobs = 1;
+    std::optional<Shard> shard;
+    bool quiet = false;
+};
+
+// `relpos run`: every (selected) sweep point; finished runs are skipped, interrupted ones resumed.
+// Returns the process exit code (0 ok, 3 non-finite stop, 130 interrupted).
+int run_experiment(const std::string& config_path, const std::vector<std::string>& overrides, const RunOptions& opt);
+
+// Which code made the results (git commit, or "unknown" outside a checkout).
+std::string source_commit();
+std::string machine_description();
+
+}  // namespace relpos

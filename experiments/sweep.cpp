@@ -1,0 +1,204 @@
+#include "experiments/sweep.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace relpos {
+
+namespace {
+
+constexpr std::size_t kMaxPoints = 100000;
+constexpr std::size_t kMaxIdLength = 150;  // well under the 255-byte limit of a file name
+
+// Keeps [A-Za-z0-9._-] (and '=' when allowed); every other run of characters becomes one '-'.
+std::string sanitize(const std::string& text, bool keep_equals) {
+    std::string out;
+    bool dash = false;
+    for (char ch : text) {
+        const bool ok = std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-' ||
+                        (keep_equals && ch == '=');
+        if (ok) {
+            out += ch;
+            dash = false;
+        } else if (!dash) {
+            out += '-';
+            dash = true;
+        }
+    }
+    const auto b = out.find_first_not_of('-');
+    if (b == std::string::npos) return "";
+    return out.substr(b, out.find_last_not_of('-') - b + 1);
+}
+
+std::vector<std::string> split_dots(const std::string& key) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (true) {
+        const auto dot = key.find('.', start);
+        out.push_back(key.substr(start, dot - start));
+        if (dot == std::string::npos) return out;
+        start = dot + 1;
+    }
+}
+
+// The shortest key suffixes (last component, then more) that tell the grid keys apart:
+// model.position.k -> "k"; train.batch_tokens and eval.batch_tokens -> "train.batch_tokens", ...
+std::vector<std::string> axis_names(const std::vector<SweepAxis>& grid) {
+    std::vector<std::vector<std::string>> parts;
+    for (const auto& a : grid) parts.push_back(split_dots(a.key));
+    std::vector<std::size_t> depth(grid.size(), 1);
+    auto name = [&](std::size_t i) {
+        const auto& p = parts[i];
+        const std::size_t n = std::min(depth[i], p.size());
+        std::string s;
+        for (std::size_t j = p.size() - n; j < p.size(); ++j) s += (s.empty() ? "" : ".") + p[j];
+        return sanitize(s, false);
+    };
+    // Lengthen every name of a clashing group at once, so that all of them say where they come from.
+    for (bool changed = true; changed;) {
+        changed = false;
+        std::vector<std::string> now;
+        for (std::size_t i = 0; i < grid.size(); ++i) now.push_back(name(i));
+        for (std::size_t i = 0; i < grid.size(); ++i)
+            if (std::count(now.begin(), now.end(), now[i]) > 1 && depth[i] < parts[i].size()) {
+                ++depth[i];
+                changed = true;
+            }
+    }
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < grid.size(); ++i) out.push_back(name(i));
+    return out;
+}
+
+// Value parts of the ids for one axis: the value's text, made file-name safe; values that become equal
+// that way get their position appended.
+std::vector<std::string> value_names(const SweepAxis& axis) {
+    std::vector<std::string> out;
+    for (const auto& v : axis.values) out.push_back(sanitize(value_text(v), false));
+    std::vector<std::string> fixed = out;
+    for (std::size_t i = 0; i < out.size(); ++i)
+        if (std::count(out.begin(), out.end(), out[i]) > 1) fixed[i] = out[i] + "-" + std::to_string(i);
+    return fixed;
+}
+
+}  // namespace
+
+std::vector<SweepPoint> expand_sweep(const ExperimentConfig& cfg, const std::string& path,
+                                     const std::vector<std::string>& overrides, const LoadFlags& flags) {
+    const auto& grid = cfg.sweep.grid;
+    std::vector<Assignment> cli;
+    for (const auto& o : overrides) cli.push_back(parse_override(o));
+    // Overriding a swept key would give every point the same value under different names.
+    for (const auto& a : cli) {
+        for (const auto& axis : grid)
+            if (key_contains(a.key, axis.key) || key_contains(axis.key, a.key))
+                throw ConfigError(fmt::format("{}: {}: is swept by sweep.grid.{}; to run only some of its values, "
+                                              "override the grid instead, e.g. sweep.grid.{}=[...]",
+                                              a.location, a.key, axis.key, axis.key));
+        if (a.key == "seed" && !cfg.sweep.seeds.empty())
+            throw ConfigError(fmt::format("{}: seed: sweep.seeds lists the seeds; override sweep.seeds=[...] instead",
+                                          a.location));
+    }
+
+    const bool seed_swept = std::any_of(grid.begin(), grid.end(), [](const SweepAxis& a) { return a.key == "seed"; });
+    std::vector<long> seeds = cfg.sweep.seeds;
+    if (seeds.empty()) seeds.push_back(cfg.seed);
+    if (seed_swept) seeds.clear();  // the grid's own seed axis names each point's seed
+
+    std::size_t total = std::max<std::size_t>(seeds.size(), 1);
+    for (const auto& axis : grid) {
+        total *= axis.values.size();
+        if (total > kMaxPoints)
+            throw ConfigError(fmt::format("{}: sweep.grid: more than {} points; split the sweep into several configs",
+                                          path, kMaxPoints));
+    }
+
+    const auto names = axis_names(grid);
+    std::vector<std::vector<std::string>> vnames;
+    for (const auto& axis : grid) vnames.push_back(value_names(axis));
+
+    LoadFlags point_flags = flags;
+    point_flags.check_grid_values = false;  // each point is checked whole instead
+
+    std::vector<SweepPoint> points;
+    std::vector<std::size_t> idx(grid.size(), 0);
+    while (true) {
+        for (std::size_t si = 0; si < std::max<std::size_t>(seeds.size(), 1); ++si) {
+            SweepPoint p;
+            p.index = points.size();
+            std::vector<Assignment> as = cli;
+            std::vector<std::string> id_parts;
+            for (std::size_t i = 0; i < grid.size(); ++i) {
+                const YAML::Node& v = grid[i].values[idx[i]];
+                as.push_back({grid[i].key, v, grid[i].value_locations[idx[i]], "sweep.grid."});
+                p.overrides.push_back(grid[i].key + "=" + value_yaml(v));
+                p.labels[grid[i].key] = value_text(v);
+                id_parts.push_back(names[i] + "=" + vnames[i][idx[i]]);
+            }
+            if (!seeds.empty()) {
+                const long s = seeds[si];
+                as.push_back({"seed", YAML::Node(s), fmt::format("{}: sweep.seeds", path), ""});
+                p.overrides.push_back(fmt::format("seed={}", s));
+                p.labels["seed"] = std::to_string(s);
+                id_parts.push_back(fmt::format("seed={}", s));
+            }
+            std::string id;
+            for (const auto& part : id_parts) id += (id.empty() ? "" : "_") + part;
+            if (id.size() > kMaxIdLength)
+                id = id.substr(0, kMaxIdLength - 17) + "-" + fnv1a64_hex(id);
+            p.id = id;
+            p.config = resolve_config(path, as, point_flags);
+            points.push_back(std::move(p));
+        }
+        // Odometer over the grid: the last key varies fastest; done when the first key wraps.
+        bool done = true;
+        for (std::size_t i = grid.size(); i-- > 0;) {
+            if (++idx[i] < grid[i].values.size()) {
+                done = false;
+                break;
+            }
+            idx[i] = 0;
+        }
+        if (done) break;
+    }
+
+    std::set<std::string> ids;
+    for (const auto& p : points)
+        if (!ids.insert(p.id).second)
+            throw ConfigError(fmt::format("{}: sweep.grid: two points get the directory name '{}'; make the values "
+                                          "differ in letters or digits", path, p.id));
+    return points;
+}
+
+Shard parse_shard(const std::string& text) {
+    const std::string usage = fmt::format(
+        "--shard '{}': expected i/n with 0 <= i < n, e.g. 0/4 (with Slurm's --array=0-3: "
+        "--shard ${{SLURM_ARRAY_TASK_ID}}/4)", text);
+    const auto slash = text.find('/');
+    auto digits = [](const std::string& s) {
+        return !s.empty() && s.size() <= 9 &&
+               std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+    };
+    if (slash == std::string::npos) throw ConfigError(usage);
+    const std::string a = text.substr(0, slash), b = text.substr(slash + 1);
+    if (!digits(a) || !digits(b)) throw ConfigError(usage);
+    Shard s{std::stoul(a), std::stoul(b)};
+    if (s.count == 0) throw ConfigError(fmt::format("--shard '{}': the shard count must be at least 1", text));
+    if (s.index >= s.count)
+        throw ConfigError(fmt::format("--shard '{}': the shard index must be below the count {} (shards are numbered "
+                                      "0 to {})", text, s.count, s.count - 1));
+    return s;
+}
+
+std::vector<SweepPoint> select_shard(const std::vector<SweepPoint>& points, std::size_t i, std::size_t n) {
+    if (n == 0 || i >= n)
+        throw ConfigError(fmt::format("shard {}/{}: expected 0 <= i < n", i, n));
+    std::vector<SweepPoint> out;
+    for (std::size_t k = i; k < points.size(); k += n) out.push_back(points[k]);
+    return out;
+}
+
+}  // namespace relpos

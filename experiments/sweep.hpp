@@ -1,0 +1,48 @@
+// Sweeps: a config's sweep.grid (dotted key -> values, in file order) times sweep.seeds expands into one
+// run per point, each with a readable, unique directory name; sharding splits the points between the
+// jobs of a Slurm array.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "experiments/config.hpp"
+
+namespace relpos {
+
+struct SweepPoint {
+    std::size_t index = 0;  // position in the full expansion (grid keys in file order, first slowest; seeds innermost)
+    // Directory name: "<last key component>=<value>" per grid key, then "seed=<seed>", joined by '_',
+    // e.g. "k=16_seed=1"; only [A-Za-z0-9=._-]; unique within the sweep. No grid: "seed=<seed>".
+    std::string id;
+    // Applied after the command-line overrides they give `config`, e.g. {"model.position.k=16", "seed=1"}.
+    std::vector<std::string> overrides;
+    // Grid key -> value as text ("model.position.k" -> "16"), plus "seed" -> "1", for report rows/columns.
+    std::map<std::string, std::string> labels;
+    // The resolved, validated config of this run. Its sweep and report sections are the experiment's
+    // (config_hash leaves them out); its seed is the point's seed.
+    ExperimentConfig config;
+};
+
+// Expands `cfg` (loaded from `path` with `overrides`) into its points, validating every point like a
+// config of its own (a bad grid value names "sweep.grid.<key>" and its file:line:col). A command-line
+// override of a swept key is an error that suggests overriding the grid instead. Throws ConfigError.
+std::vector<SweepPoint> expand_sweep(const ExperimentConfig& cfg, const std::string& path,
+                                     const std::vector<std::string>& overrides = {}, const LoadFlags& flags = {});
+
+struct Shard {
+    std::size_t index = 0;  // 0-based, < count (Slurm: ${SLURM_ARRAY_TASK_ID} with --array=0-(count-1))
+    std::size_t count = 1;
+};
+
+// Parses "i/n" (the value of --shard). Throws ConfigError naming the input and the expected form.
+Shard parse_shard(const std::string& text);
+// The points whose position in `points` is i modulo n: shards 0..n-1 are disjoint and cover all points.
+std::vector<SweepPoint> select_shard(const std::vector<SweepPoint>& points, std::size_t i, std::size_t n);
+inline std::vector<SweepPoint> select_shard(const std::vector<SweepPoint>& points, const Shard& s) {
+    return select_shard(points, s.index, s.count);
+}
+
+}  // namespace relpos

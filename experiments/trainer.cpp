@@ -1,0 +1,242 @@
+#include "experiments/trainer.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "nn/optim.hpp"
+
+namespace relpos {
+
+namespace fs = std::filesystem;
+
+std::atomic<bool> g_stop_requested{false};
+
+void install_stop_handlers() {
+    auto h = [](int) { g_stop_requested.store(true); };
+    std::signal(SIGINT, h);
+    std::signal(SIGTERM, h);
+}
+
+EvalLoss evaluate_loss(const nn::Transformer<float>& model, const std::vector<Example>& data, std::size_t batch_tokens) {
+    NoGradGuard ng;
+    EvalLoss r;
+    if (data.empty()) return r;
+    BatchOptions bo;
+    bo.max_tokens = batch_tokens;
+    double nll = 0;
+    std::size_t correct = 0;
+    for (const Batch& b : eval_batches(data, bo)) {
+        auto mask = model.padding_mask(b.src, b.B, b.Ls);
+        Var<float> mem = model.encode(b.src, b.B, b.Ls, mask);
+        Var<float> logits = model.decode(b.tgt_in, b.B, b.Lt, mem, mask);
+        CrossEntropyOptions o;
+        o.ignore_index = PAD_ID;
+        o.mean = false;
+        nll += cross_entropy(logits, b.tgt_out, o).item();
+        const std::size_t V = logits.shape().back();
+        const float* p = logits.data();
+        for (std::size_t i = 0; i < b.tgt_out.size(); ++i) {
+            if (b.tgt_out[i] == PAD_ID) continue;
+            const auto best = std::max_element(p + i * V, p + (i + 1) * V) - (p + i * V);
+            correct += best == b.tgt_out[i];
+        }
+        r.tokens += b.n_tgt_tokens;
+    }
+    r.loss = nll / double(r.tokens);
+    r.ppl = std::exp(r.loss);
+    r.accuracy = double(correct) / double(r.tokens);
+    return r;
+}
+
+Trainer::Trainer(nn::Transformer<float>& model, const std::vector<Example>& train, const std::vector<Example>& valid,
+                 const TrainConfig& cfg, std::uint64_t seed, std::string run_dir, std::string config_hash)
+    : model_(model), train_(train), valid_(valid), cfg_(cfg), seed_(seed), run_dir_(std::move(run_dir)),
+      config_hash_(std::move(config_hash)) {}
+
+void Trainer::append_metric(const std::string& line) {
+    std::ofstream f(fs::path(run_dir_) / "metrics.jsonl", std::ios::app);
+    f << line << '\n';
+}
+
+namespace {
+// Keeps only metric lines up to `step` (a resumed run rewrites what came after its checkpoint).
+void truncate_metrics(const fs::path& file, std::uint64_t step) {
+    if (!fs::exists(file)) return;
+    std::ifstream in(file);
+    std::vector<std::string> keep;
+    std::string line;
+    while (std::getline(in, line)) {
+        auto p = line.find("\"step\": ");
+        if (p == std::string::npos) continue;
+        if (std::stoull(line.substr(p + 8)) <= step) keep.push_back(line);
+    }
+    in.close();
+    const fs::path tmp = file.string() + ".tmp";
+    {
+        std::ofstream out(tmp);
+        for (auto& l : keep) out << l << '\n';
+    }
+    fs::rename(tmp, file);
+}
+}  // namespace
+
+TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_status,
+                          const std::function<void(const std::string&)>& log) {
+    auto say = [&](const std::string& s) {
+        if (log) log(s);
+    };
+    const auto named = model_.named_parameters();
+    nn::AdamOptions ao;
+    ao.beta1 = cfg_.adam_beta1;
+    ao.beta2 = cfg_.adam_beta2;
+    ao.eps = cfg_.adam_eps;
+    nn::Adam<float> adam(named, ao);
+    const fs::path ckdir = fs::path(run_dir_) / "checkpoints";
+    const std::string last_dir = (ckdir / "last").string(), best_dir = (ckdir / "best").string();
+    fs::create_directories(ckdir);
+
+    TrainOutcome out;
+    TrainProgress& pr = out.progress;
+    if (checkpoint_exists(last_dir) || checkpoint_exists(last_dir + ".old")) {
+        pr = load_checkpoint(last_dir, named, &adam);
+        model_.dropout_rng().set_state(pr.dropout_rng);
+        truncate_metrics(fs::path(run_dir_) / "metrics.jsonl", pr.step);
+        say(fmt::format("resuming from step {} (epoch {}, batch {})", pr.step, pr.epoch + 1, pr.batch_in_epoch));
+    } else {
+        fs::remove(fs::path(run_dir_) / "metrics.jsonl");
+    }
+    pr.config_hash = config_hash_;
+    model_.train();
+
+    BatchOptions bo;
+    bo.max_tokens = static_cast<std::size_t>(cfg_.batch_tokens);
+    bo.seed = seed_;
+    const std::uint64_t epochs = static_cast<std::uint64_t>(cfg_.epochs);
+    const std::uint64_t max_steps = static_cast<std::uint64_t>(cfg_.max_steps);
+    const auto t_start = std::chrono::steady_clock::now();
+    const double elapsed0 = pr.elapsed_seconds;
+    auto elapsed = [&] {
+        return elapsed0 + std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+    };
+    std::size_t batches_per_epoch = 0;
+    std::uint64_t window_batches = 0;
+    auto window_t0 = std::chrono::steady_clock::now();
+    std::uint64_t window_tok_count = 0;
+
+    auto save_last = [&] {
+        pr.dropout_rng = model_.dropout_rng().state();
+        pr.elapsed_seconds = elapsed();
+        save_checkpoint(last_dir, named, &adam, pr);
+    };
+    auto validate = [&] {
+        model_.eval();
+        EvalLoss ev = evaluate_loss(model_, valid_, static_cast<std::size_t>(cfg_.batch_tokens));
+        model_.train();
+        append_metric(fmt::format("{{\"step\": {}, \"epoch\": {}, \"valid_loss\": {:.6f}, \"valid_ppl\": {:.4f}, "
+                                  "\"valid_accuracy\": {:.5f}, \"elapsed\": {:.1f}}}",
+                                  pr.step, pr.epoch + 1, ev.loss, ev.ppl, ev.accuracy, elapsed()));
+        say(fmt::format("step {}: validation loss {:.4f}, perplexity {:.2f}", pr.step, ev.loss, ev.ppl));
+        if (ev.loss < pr.best_valid_loss) {
+            pr.best_valid_loss = ev.loss;
+            pr.dropout_rng = model_.dropout_rng().state();
+            pr.elapsed_seconds = elapsed();
+            save_checkpoint(best_dir, named, nullptr, pr);
+        }
+    };
+    const bool step_limited = max_steps > 0;
+    bool stop = false;
+    while (!stop && pr.epoch < epochs && !(step_limited && pr.step >= max_steps)) {
+        // The plan of epoch e depends only on (seed, e): resuming mid-epoch replays the same order.
+        const auto plan = plan_train_batches(train_, bo, pr.epoch);
+        batches_per_epoch = plan.size();
+        for (std::size_t bi = pr.batch_in_epoch; bi < plan.size(); ++bi) {
+            const Batch b = make_batch(train_, plan[bi]);
+            const std::uint64_t step = pr.step + 1;
+            const double lr = nn::inverse_sqrt_lr(step, model_.config().dims.d_model,
+                                                  static_cast<std::size_t>(cfg_.warmup), cfg_.lr);
+            adam.zero_grad();
+            auto mask = model_.padding_mask(b.src, b.B, b.Ls);
+            Var<float> mem = model_.encode(b.src, b.B, b.Ls, mask);
+            Var<float> logits = model_.decode(b.tgt_in, b.B, b.Lt, mem, mask);
+            CrossEntropyOptions o;
+            o.ignore_index = PAD_ID;
+            o.label_smoothing = cfg_.label_smoothing;
+            Var<float> loss = cross_entropy(logits, b.tgt_out, o);  // mean over target tokens
+            logits = Var<float>();
+            mem = Var<float>();
+            if (inject_step_ == step) loss.value().data()[0] = std::numeric_limits<float>::quiet_NaN();
+            const double lval = loss.item();
+            loss.backward();
+            const double gnorm = cfg_.clip_norm > 0 ? nn::clip_grad_norm(named, cfg_.clip_norm) : nn::grad_norm(named);
+            if (!std::isfinite(lval) || !std::isfinite(gnorm)) {
+                const std::string what = !std::isfinite(lval) ? fmt::format("the loss is {}", lval)
+                                                                : fmt::format("the gradient norm is {}", gnorm);
+                if (cfg_.on_nonfinite == "stop")
+                    throw NonFiniteError(fmt::format(
+                        "training stopped at step {} (epoch {}): {}; the last good checkpoint (step {}) is kept in {} "
+                        "(set train.on_nonfinite: skip to skip such steps)",
+                        step, pr.epoch + 1, what, pr.step, last_dir));
+                say(fmt::format("step {}: {}; step skipped (train.on_nonfinite: skip)", step, what));
+                append_metric(fmt::format("{{\"step\": {}, \"skipped_nonfinite\": true}}", step));
+                pr.batch_in_epoch = bi + 1;
+                continue;
+            }
+            adam.step(lr);
+            pr.step = step;
+            pr.batch_in_epoch = bi + 1;
+            pr.tokens += b.n_tgt_tokens;
+            ++window_batches;
+            window_tok_count += b.n_tgt_tokens;
+            // One line per step: the loss curve is part of what a resumed run must reproduce exactly.
+            append_metric(fmt::format("{{\"step\": {}, \"epoch\": {}, \"train_loss\": {:.6f}, \"lr\": {:.6g}, "
+                                      "\"grad_norm\": {:.4f}, \"tokens\": {}, \"elapsed\": {:.2f}}}",
+                                      pr.step, pr.epoch + 1, lval, lr, gnorm, b.n_tgt_tokens, elapsed()));
+            if (on_status && (pr.step % 10 == 0 || bi + 1 == plan.size())) {
+                const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - window_t0).count();
+                const double tps = dt > 0 ? double(window_tok_count) / dt : 0;
+                const double total = step_limited ? double(max_steps) : double(epochs) * double(batches_per_epoch);
+                const double done = step_limited ? double(pr.step)
+                                                 : double(pr.epoch) * double(batches_per_epoch) + double(bi + 1);
+                const double sec_per_batch = dt / std::max(1.0, double(window_batches));
+                on_status({pr.step, pr.epoch + 1, epochs, lval, lr, tps, std::max(0.0, total - done) * sec_per_batch});
+                window_tok_count = 0;
+                window_batches = 0;
+                window_t0 = std::chrono::steady_clock::now();
+            }
+            if (cfg_.eval_every > 0 && pr.step % static_cast<std::uint64_t>(cfg_.eval_every) == 0) validate();
+            if (cfg_.checkpoint_every > 0 && pr.step % static_cast<std::uint64_t>(cfg_.checkpoint_every) == 0) save_last();
+            if (g_stop_requested.load()) {
+                save_last();
+                out.interrupted = true;
+                say(fmt::format("interrupted at step {}: checkpoint written to {}", pr.step, last_dir));
+                return out;
+            }
+            if (cfg_.time_limit_minutes > 0 && elapsed() >= cfg_.time_limit_minutes * 60.0) {
+                out.time_limited = true;
+                stop = true;
+                break;
+            }
+            if (step_limited && pr.step >= max_steps) {
+                stop = true;
+                break;
+            }
+        }
+        if (!stop) {  // epoch finished
+            ++pr.epoch;
+            pr.batch_in_epoch = 0;
+        }
+        if (cfg_.eval_every == 0 || stop) validate();
+        save_last();
+    }
+    if (!checkpoint_exists(best_dir)) validate();  // e.g. epochs: 0
+    if (out.time_limited) say(fmt::format("time limit of {} minutes reached at step {}", cfg_.time_limit_minutes, pr.step));
+    return out;
+}
+
+}  // namespace relpos

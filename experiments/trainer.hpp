@@ -1,0 +1,70 @@
+// The training loop: token-budget batches, Adam with the inverse-square-root schedule, label
+// smoothing, optional gradient clipping, periodic validation loss, atomic checkpoints (last and best)
+// and exact resumption (same batch order and dropout stream as an uninterrupted run).
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "experiments/batching.hpp"
+#include "experiments/checkpoint.hpp"
+#include "experiments/config.hpp"
+#include "nn/transformer.hpp"
+
+namespace relpos {
+
+// A non-finite loss or gradient with train.on_nonfinite = stop.
+struct NonFiniteError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// Set by SIGINT/SIGTERM handlers: the trainer checkpoints and returns at the next step boundary.
+extern std::atomic<bool> g_stop_requested;
+void install_stop_handlers();
+
+struct EvalLoss {
+    double loss = 0;     // mean negative log-likelihood per target token (no label smoothing)
+    double ppl = 0;      // exp(loss)
+    double accuracy = 0; // next-token accuracy (teacher forcing)
+    std::size_t tokens = 0;
+};
+EvalLoss evaluate_loss(const nn::Transformer<float>& model, const std::vector<Example>& data, std::size_t batch_tokens);
+
+// Progress sink: a live line on a terminal, plain lines otherwise (see experiments/progress.hpp).
+struct TrainStatus {
+    std::uint64_t step, epoch, epochs;
+    double loss, lr, tokens_per_second, eta_seconds;
+};
+
+struct TrainOutcome {
+    TrainProgress progress;
+    bool interrupted = false;   // stopped by SIGINT/SIGTERM (checkpoint written)
+    bool time_limited = false;  // stopped by train.time_limit_minutes
+};
+
+class Trainer {
+public:
+    // run_dir/checkpoints/{last,best} and run_dir/metrics.jsonl are written.
+    Trainer(nn::Transformer<float>& model, const std::vector<Example>& train, const std::vector<Example>& valid,
+            const TrainConfig& cfg, std::uint64_t seed, std::string run_dir, std::string config_hash);
+    TrainOutcome run(const std::function<void(const TrainStatus&)>& on_status = {},
+                     const std::function<void(const std::string&)>& log = {});
+
+    // For tests of non-finite handling: poisons the loss at this step (1-based); 0 = off.
+    void inject_nonfinite_at(std::uint64_t step) { inject_step_ = step; }
+
+private:
+    void append_metric(const std::string& json_line);
+    nn::Transformer<float>& model_;
+    const std::vector<Example>& train_;
+    const std::vector<Example>& valid_;
+    TrainConfig cfg_;
+    std::uint64_t seed_;
+    std::string run_dir_, config_hash_;
+    std::uint64_t inject_step_ = 0;
+};
+
+}  // namespace relpos
