@@ -1,10 +1,17 @@
 #include "autodiff/blas.hpp"
 
 #include <cblas.h>
+#include <malloc.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
 
 extern "C" {
 void openblas_set_num_threads(int);
 int openblas_get_num_threads(void);
+char* openblas_get_corename(void);
 }
 
 namespace relpos::blas {
@@ -35,6 +42,24 @@ void gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, double 
     }
     cblas_dgemm(CblasRowMajor, tr(ta), tr(tb), (int)m, (int)n, (int)k, alpha, a, (int)lda, b, (int)ldb,
                 beta, c, (int)ldc);
+}
+
+const char* core_name() { return openblas_get_corename(); }
+
+void tune_process(char** argv) {
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    if (std::getenv("OPENBLAS_CORETYPE") || std::getenv("RELPOS_NO_REEXEC")) return;
+    const std::string core = openblas_get_corename();
+    if (core != "Prescott" && core != "prescott" && core != "Core2" && core != "core2" && core != "Nehalem" &&
+        core != "nehalem")
+        return;
+    __builtin_cpu_init();
+    const char* want = __builtin_cpu_supports("avx512f") ? "SkylakeX" : __builtin_cpu_supports("avx2") ? "Haswell" : nullptr;
+    if (!want || !argv || !argv[0]) return;
+    setenv("OPENBLAS_CORETYPE", want, 1);
+    setenv("RELPOS_NO_REEXEC", "1", 1);
+    execv("/proc/self/exe", argv);  // returns only on failure: carry on with the slow kernels
 }
 
 void set_num_threads(int n) { openblas_set_num_threads(n); }

@@ -15,6 +15,16 @@ void gemm(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::size_t 
           const double* a, std::size_t lda, const double* b, std::size_t ldb, double beta, double* c,
           std::size_t ldc);
 
+// Process set-up for speed, called first thing in main() of the relpos programs:
+//  - OpenBLAS picks its kernels from the CPU model at load time; on CPUs it does not know (some
+//    virtual machines) it falls back to the SSE3 "Prescott" kernels, ~2x slower. When that happens
+//    and the CPU has AVX-512 or AVX2, set OPENBLAS_CORETYPE and re-execute the program once.
+//  - glibc returns large freed blocks to the OS, so every step's activations would be page-faulted
+//    in again; keep them in the heap instead (M_MMAP_THRESHOLD / M_TRIM_THRESHOLD).
+void tune_process(char** argv);
+// The kernel family OpenBLAS uses ("SkylakeX", "Haswell", "Prescott", ...).
+const char* core_name();
+
 // OpenBLAS's own thread pool (separate from any OpenMP pool).
 void set_num_threads(int n);
 int get_num_threads();

@@ -50,6 +50,10 @@ template <class T> Var<T> operator/(typename Var<T>::scalar s, const Var<T>& a) 
 // B*L rows); otherwise the batch dims must match. Every product is a cblas gemm on flat buffers.
 template <class T> Var<T> matmul(const Var<T>& a, const Var<T>& b, bool trans_a = false, bool trans_b = false);
 
+// Fused affine map: x (..., in) · w (in, out) + b (out,) -> (..., out); b may be undefined.
+// One gemm with the bias preloaded into the output; the bias gradient is a column sum.
+template <class T> Var<T> linear(const Var<T>& x, const Var<T>& w, const Var<T>& b);
+
 // ---- shape (ops_shape.cpp)
 template <class T> Var<T> reshape(const Var<T>& a, const Shape& shape);
 template <class T> Var<T> permute(const Var<T>& a, const std::vector<std::size_t>& perm);

@@ -51,6 +51,17 @@ void for_each_broadcast(const Shape& out, const Shape& sa, const Shape& sb, F&& 
     }
 }
 
+// True when `s` (right-aligned, leading 1s ignored) equals the trailing dimensions of `out`.
+bool is_suffix(const Shape& s, const Shape& out) {
+    std::size_t lead = 0;
+    while (lead < s.size() && s[lead] == 1) ++lead;
+    const std::size_t n = s.size() - lead;
+    if (n == 0 || n > out.size()) return false;
+    for (std::size_t i = 0; i < n; ++i)
+        if (s[lead + i] != out[out.size() - n + i]) return false;
+    return true;
+}
+
 enum class BinOp { Add, Sub, Mul, Div };
 
 const char* bin_name(BinOp op) {
@@ -86,6 +97,10 @@ Var<T> binary(const Var<T>& a, const Var<T>& b, BinOp op) {
     } else if (sa == so && b.numel() == 1) {
         const T y = pb[0];
         for (std::size_t i = 0; i < n; ++i) po[i] = apply(op, pa[i], y);
+    } else if (sa == so && is_suffix(sb, so)) {
+        const std::size_t inner = b.numel();
+        for (std::size_t r = 0; r < n / inner; ++r)
+            for (std::size_t j = 0; j < inner; ++j) po[r * inner + j] = apply(op, pa[r * inner + j], pb[j]);
     } else {
         for_each_broadcast(so, sa, sb, [&](std::size_t o, std::size_t i, std::size_t j) {
             po[o] = apply(op, pa[i], pb[j]);

@@ -133,6 +133,44 @@ Var<T> matmul(const Var<T>& a, const Var<T>& b, bool ta, bool tb) {
         "matmul");
 }
 
+template <class T>
+Var<T> linear(const Var<T>& x, const Var<T>& w, const Var<T>& b) {
+    const Shape sx = x.shape(), sw = w.shape();
+    if (sx.empty() || sw.size() != 2 || sx.back() != sw[0])
+        shape_fail("linear", fmt::format("cannot multiply {} by weight {}", shape_str(sx), shape_str(sw)));
+    const std::size_t in = sw[0], out = sw[1], rows = x.numel() / std::max<std::size_t>(in, 1);
+    if (b.defined() && b.shape() != Shape{out})
+        shape_fail("linear", fmt::format("bias {} does not match weight {}", shape_str(b.shape()), shape_str(sw)));
+    Shape so = sx;
+    so.back() = out;
+    Array<T> y = uninit<T>(so);  // (rows, out)
+    T* py = y.data();
+    if (b.defined())
+        for (std::size_t r = 0; r < rows; ++r) std::copy_n(b.data(), out, py + r * out);
+    blas::gemm(false, false, rows, out, in, T(1), x.data(), in, w.data(), out, b.defined() ? T(1) : T(0), py, out);
+    std::vector<Var<T>> parents = {x, w};
+    if (b.defined()) parents.push_back(b);
+    return make_result<T>(
+        std::move(y), parents,
+        [rows, in, out](Node<T>& self) {
+            auto& X = *self.parents[0];
+            auto& W = *self.parents[1];
+            const T* g = self.grad.data();  // (rows, out)
+            if (X.requires_grad)            // dX = G Wᵀ
+                blas::gemm(false, true, rows, in, out, T(1), g, out, W.value.data(), out, T(1), grad_ptr(X), in);
+            if (W.requires_grad)            // dW = Xᵀ G
+                blas::gemm(true, false, in, out, rows, T(1), X.value.data(), in, g, out, T(1), grad_ptr(W), out);
+            if (self.parents.size() > 2 && self.parents[2]->requires_grad) {
+                T* db = grad_ptr(*self.parents[2]);
+                for (std::size_t r = 0; r < rows; ++r)
+                    for (std::size_t j = 0; j < out; ++j) db[j] += g[r * out + j];
+            }
+        },
+        "linear");
+}
+
+template Var<float> linear(const Var<float>&, const Var<float>&, const Var<float>&);
+template Var<double> linear(const Var<double>&, const Var<double>&, const Var<double>&);
 template Var<float> matmul(const Var<float>&, const Var<float>&, bool, bool);
 template Var<double> matmul(const Var<double>&, const Var<double>&, bool, bool);
 

@@ -15,8 +15,7 @@ public:
     }
     // x (..., in) -> (..., out)
     Var<T> forward(const Var<T>& x) const {
-        Var<T> y = matmul(x, weight);
-        return bias.defined() ? y + bias : y;
+        return linear(x, weight, bias);
     }
     std::size_t in_features() const { return in_; }
     std::size_t out_features() const { return out_; }

@@ -248,3 +248,9 @@ TEST_CASE("gradcheck/composite_graph_reuse", "[gradcheck]") {
         },
         {a, w});
 }
+
+TEST_CASE("gradcheck/linear", "[gradcheck]") {
+    V x = leaf({2, 3, 4}, 64), w = leaf({4, 5}, 65), b = leaf({5}, 66);
+    require_gradcheck([&] { return linear(x, w, b); }, {x, w, b});
+    require_gradcheck([&] { return linear(x, w, V()); }, {x, w});
+}
