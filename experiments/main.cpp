@@ -38,6 +38,8 @@ int main(int argc, char** argv) {
         ->check(CLI::PositiveNumber);
     run->add_option("--shard", shard, "run only points i, i+n, i+2n, ... (0-based i/n; e.g. a Slurm array task)");
     run->add_flag("--quiet,-q", quiet, "no live progress line");
+    bool list_points = false;
+    run->add_flag("--list", list_points, "list the sweep points (run ids and their overrides) without running anything");
 
     // ---- report
     auto* report = app.add_subcommand("report", "Render tables (Markdown, CSV, JSON) and plots from finished runs");
@@ -73,6 +75,7 @@ int main(int argc, char** argv) {
             RunOptions ro;
             ro.jobs = jobs;
             ro.quiet = quiet;
+            ro.list_only = list_points;
             if (!shard.empty()) ro.shard = parse_shard(shard);
             return run_experiment(run_config, run_overrides, ro);
         }

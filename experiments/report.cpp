@@ -1,12 +1,357 @@
-#include <fmt/format.h>
+// `relpos report DIR`: tables shaped like the paper's (Markdown, CSV, JSON) from finished runs, mean
+// ± sample standard deviation over seeds with the number of seeds, the paper's published figure in a
+// side column, and plots through gnuplot when it is installed.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
 
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "experiments/checkpoint.hpp"
 #include "experiments/commands.hpp"
+#include "experiments/config.hpp"
+#include "experiments/report.hpp"
 
 namespace relpos {
 
+namespace fs = std::filesystem;
+
+namespace {
+
+struct RunResult {
+    std::string id;
+    std::map<std::string, std::string> labels;
+    std::map<std::string, double> metrics;
+    std::string commit, machine, finished;
+    double train_seconds = 0;
+    long steps = 0, parameters = 0;
+};
+
+std::vector<RunResult> read_runs(const fs::path& dir) {
+    std::vector<RunResult> out;
+    const fs::path runs = dir / "runs";
+    if (!fs::exists(runs)) return out;
+    std::vector<fs::path> paths;
+    for (auto& e : fs::directory_iterator(runs))
+        if (fs::exists(e.path() / "results.json")) paths.push_back(e.path());
+    std::sort(paths.begin(), paths.end());
+    for (auto& p : paths) {
+        YAML::Node n;
+        try {
+            n = YAML::LoadFile((p / "results.json").string());
+        } catch (const std::exception& e) {
+            throw CheckpointError(fmt::format("{} is unreadable: {}", (p / "results.json").string(), e.what()));
+        }
+        RunResult r;
+        r.id = n["id"].as<std::string>();
+        for (auto it : n["labels"]) r.labels[it.first.as<std::string>()] = it.second.as<std::string>();
+        for (auto it : n["metrics"]) r.metrics[it.first.as<std::string>()] = it.second.as<double>();
+        r.commit = n["commit"] ? n["commit"].as<std::string>() : "";
+        r.machine = n["machine"] ? n["machine"].as<std::string>() : "";
+        r.finished = n["finished"] ? n["finished"].as<std::string>() : "";
+        r.train_seconds = n["train_seconds"] ? n["train_seconds"].as<double>() : 0;
+        r.steps = n["steps"] ? n["steps"].as<long>() : 0;
+        r.parameters = n["parameters"] ? n["parameters"].as<long>() : 0;
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+bool is_number(const std::string& s) {
+    char* end = nullptr;
+    std::strtod(s.c_str(), &end);
+    return !s.empty() && *end == '\0';
+}
+
+// Row (or column) labels in the order the sweep lists them.
+std::vector<std::string> axis_order(const ExperimentConfig& cfg, const std::string& key, const std::vector<RunResult>& runs) {
+    std::vector<std::string> order;
+    if (key.empty()) return {""};
+    for (const auto& ax : cfg.sweep.grid)
+        if (ax.key == key)
+            for (const auto& v : ax.values) order.push_back(value_text(v));
+    for (const auto& r : runs) {  // labels of runs no longer in the grid go last
+        auto it = r.labels.find(key);
+        if (it != r.labels.end() && std::find(order.begin(), order.end(), it->second) == order.end())
+            order.push_back(it->second);
+    }
+    return order;
+}
+
+std::string label_of(const RunResult& r, const std::string& key) {
+    if (key.empty()) return "";
+    auto it = r.labels.find(key);
+    return it == r.labels.end() ? "" : it->second;
+}
+
+std::string cell_text(const Stats& s) {
+    if (s.n == 0) return "–";
+    if (s.n == 1) return fmt::format("{:.2f} (n=1)", s.mean);
+    return fmt::format("{:.2f} ± {:.2f} (n={})", s.mean, s.std, s.n);
+}
+
+bool have_gnuplot() { return std::system("command -v gnuplot > /dev/null 2>&1") == 0; }
+
+void run_gnuplot(const fs::path& script) {
+    const std::string cmd = fmt::format("gnuplot '{}' > /dev/null 2>&1", script.string());
+    if (std::system(cmd.c_str()) != 0)
+        throw std::runtime_error(fmt::format("gnuplot failed on {}", script.string()));
+}
+
+}  // namespace
+
+Stats stats_of(const std::vector<double>& v) {
+    Stats s;
+    s.n = v.size();
+    if (v.empty()) return s;
+    for (double x : v) s.mean += x;
+    s.mean /= double(v.size());
+    if (v.size() > 1) {
+        double q = 0;
+        for (double x : v) q += (x - s.mean) * (x - s.mean);
+        s.std = std::sqrt(q / double(v.size() - 1));  // sample standard deviation
+    }
+    return s;
+}
+
+ReportTables build_report(const std::string& dir_in) {
+    const fs::path dir(dir_in);
+    if (!fs::exists(dir / "experiment.yaml"))
+        throw ConfigError(fmt::format("{}: not an experiment results directory (no experiment.yaml; run `relpos run` first)", dir_in));
+    LoadFlags flags;
+    flags.check_paths = false;
+    ExperimentConfig cfg = load_config((dir / "experiment.yaml").string(), {}, flags);
+    ReportTables t;
+    t.title = cfg.report.title.empty() ? cfg.name : cfg.report.title;
+    t.description = cfg.description;
+    t.runs = read_runs(dir).size();
+    const auto runs = read_runs(dir);
+    t.rows_key = cfg.report.rows;
+    t.cols_key = cfg.report.columns;
+    t.rows = axis_order(cfg, cfg.report.rows, runs);
+    t.cols = axis_order(cfg, cfg.report.columns, runs);
+    t.metrics = cfg.report.metrics;
+    if (t.metrics.empty())
+        for (auto& s : cfg.eval.splits)
+            for (auto& m : cfg.eval.metrics) t.metrics.push_back(s + "." + m);
+    if (cfg.report.reference) {
+        t.reference_title = cfg.report.reference->title;
+        t.reference = cfg.report.reference->values;
+    }
+    std::set<std::string> commits, machines;
+    double seconds = 0;
+    for (const auto& r : runs) {
+        if (!r.commit.empty()) commits.insert(r.commit);
+        if (!r.machine.empty()) machines.insert(r.machine);
+        seconds += r.train_seconds;
+        t.latest = std::max(t.latest, r.finished);
+    }
+    for (auto& c : commits) t.commits += (t.commits.empty() ? "" : ", ") + c;
+    for (auto& m : machines) t.machines += (t.machines.empty() ? "" : "; ") + m;
+    t.train_seconds = seconds;
+    for (const auto& row : t.rows)
+        for (const auto& col : t.cols)
+            for (const auto& m : t.metrics) {
+                std::vector<double> v;
+                for (const auto& r : runs)
+                    if (label_of(r, t.rows_key) == row && label_of(r, t.cols_key) == col) {
+                        auto it = r.metrics.find(m);
+                        if (it != r.metrics.end()) v.push_back(it->second);
+                    }
+                t.cells[{row, col, m}] = stats_of(v);
+            }
+    return t;
+}
+
+std::string render_markdown(const ReportTables& t) {
+    std::string md = fmt::format("## {}\n\n", t.title);
+    if (!t.description.empty()) md += t.description + "\n\n";
+    const bool has_ref = !t.reference.empty();
+    auto row_name = [&](const std::string& r) { return t.rows_key.empty() ? std::string("all runs") : r; };
+    if (t.cols_key.empty()) {
+        md += "| " + (t.rows_key.empty() ? std::string("") : t.rows_key) + " |";
+        for (auto& m : t.metrics) md += " " + m + " |";
+        if (has_ref) md += " " + t.reference_title + " |";
+        md += "\n|---|";
+        for (std::size_t i = 0; i < t.metrics.size() + (has_ref ? 1 : 0); ++i) md += "---|";
+        md += "\n";
+        for (auto& r : t.rows) {
+            md += "| " + row_name(r) + " |";
+            for (auto& m : t.metrics) md += " " + cell_text(t.cells.at({r, "", m})) + " |";
+            if (has_ref) {
+                auto it = t.reference.find(r);
+                md += " " + (it == t.reference.end() ? std::string("–") : fmt::format("{:.1f}", it->second)) + " |";
+            }
+            md += "\n";
+        }
+    } else {
+        for (auto& m : t.metrics) {
+            md += fmt::format("**{}** (rows: {}, columns: {})\n\n| {} |", m, t.rows_key, t.cols_key, t.rows_key);
+            for (auto& c : t.cols) md += " " + t.cols_key + "=" + c + " |";
+            if (has_ref) md += " " + t.reference_title + " |";
+            md += "\n|---|";
+            for (std::size_t i = 0; i < t.cols.size() + (has_ref ? 1 : 0); ++i) md += "---|";
+            md += "\n";
+            for (auto& r : t.rows) {
+                md += "| " + row_name(r) + " |";
+                for (auto& c : t.cols) md += " " + cell_text(t.cells.at({r, c, m})) + " |";
+                if (has_ref) {
+                    auto it = t.reference.find(r);
+                    md += " " + (it == t.reference.end() ? std::string("–") : fmt::format("{:.1f}", it->second)) + " |";
+                }
+                md += "\n";
+            }
+            md += "\n";
+        }
+    }
+    md += fmt::format("\nmean ± sample standard deviation over seeds (n = number of finished runs). {} runs, {:.1f} h of "
+                      "training in total.\n",
+                      t.runs, t.train_seconds / 3600.0);
+    if (!t.commits.empty()) md += fmt::format("Code: commit {}. Machine: {}. Last run finished {}.\n", t.commits, t.machines, t.latest);
+    return md;
+}
+
+std::string render_csv(const ReportTables& t) {
+    std::string csv = fmt::format("row,column,metric,mean,std,n{}\n", t.reference.empty() ? "" : ",reference");
+    for (auto& r : t.rows)
+        for (auto& c : t.cols)
+            for (auto& m : t.metrics) {
+                const Stats& s = t.cells.at({r, c, m});
+                csv += fmt::format("{},{},{},{},{},{}", r, c, m, s.n ? fmt::format("{:.4f}", s.mean) : "",
+                                   s.n > 1 ? fmt::format("{:.4f}", s.std) : "", s.n);
+                if (!t.reference.empty()) {
+                    auto it = t.reference.find(r);
+                    csv += "," + (it == t.reference.end() ? std::string() : fmt::format("{}", it->second));
+                }
+                csv += "\n";
+            }
+    return csv;
+}
+
+std::string render_json(const ReportTables& t) {
+    std::string j = fmt::format("{{\n  \"title\": \"{}\",\n  \"rows_key\": \"{}\",\n  \"columns_key\": \"{}\",\n  \"runs\": {},\n"
+                                "  \"commits\": \"{}\",\n  \"cells\": [\n",
+                                json_escape(t.title), json_escape(t.rows_key), json_escape(t.cols_key), t.runs,
+                                json_escape(t.commits));
+    bool first = true;
+    for (auto& [key, s] : t.cells) {
+        const auto& [r, c, m] = key;
+        auto it = t.reference.find(r);
+        j += fmt::format("{}    {{\"row\": \"{}\", \"column\": \"{}\", \"metric\": \"{}\", \"mean\": {}, \"std\": {}, \"n\": {}{}}}",
+                         first ? "" : ",\n", json_escape(r), json_escape(c), json_escape(m),
+                         s.n ? fmt::format("{:.6f}", s.mean) : "null", s.n > 1 ? fmt::format("{:.6f}", s.std) : "null", s.n,
+                         it == t.reference.end() ? "" : fmt::format(", \"reference\": {}", it->second));
+        first = false;
+    }
+    return j + "\n  ]\n}\n";
+}
+
+std::vector<std::string> render_plots(const std::string& dir_in, const ReportTables& t, std::string* note) {
+    std::vector<std::string> made;
+    const fs::path dir(dir_in);
+    if (!have_gnuplot()) {
+        if (note) *note = "gnuplot is not installed: plots skipped (apt-get install gnuplot-nox)";
+        return made;
+    }
+    const fs::path pdir = dir / "plots";
+    fs::create_directories(pdir);
+    const auto runs = read_runs(dir);
+    // 1. learning curves: validation loss against step, one line per run
+    {
+        std::string plot;
+        for (const auto& r : runs) {
+            const fs::path m = dir / "runs" / r.id / "metrics.jsonl";
+            const fs::path d = pdir / (r.id + ".valid.dat");
+            std::ifstream in(m);
+            std::ofstream out(d);
+            std::string line;
+            std::size_t n = 0;
+            while (std::getline(in, line)) {
+                if (line.find("valid_loss") == std::string::npos) continue;
+                YAML::Node j = YAML::Load(line);
+                out << j["step"].as<long>() << " " << j["valid_loss"].as<double>() << "\n";
+                ++n;
+            }
+            if (n) plot += fmt::format("{}'{}' using 1:2 with linespoints title '{}'", plot.empty() ? "" : ", ", d.string(), r.id);
+        }
+        if (!plot.empty()) {
+            const fs::path s = pdir / "learning_curves.gp";
+            std::ofstream(s) << fmt::format(
+                "set terminal pngcairo size 900,600\nset output '{}'\nset title '{}: validation loss'\n"
+                "set xlabel 'step'\nset ylabel 'validation loss (nats/token)'\nset key outside right\nset grid\nplot {}\n",
+                (pdir / "learning_curves.png").string(), t.title, plot);
+            run_gnuplot(s);
+            made.push_back((pdir / "learning_curves.png").string());
+        }
+    }
+    // 2. metric against the row value (e.g. BLEU vs k), error bars over seeds, paper beside ours
+    bool numeric = !t.rows_key.empty();
+    for (auto& r : t.rows) numeric = numeric && is_number(r);
+    if (numeric && !t.metrics.empty()) {
+        const std::string m = t.metrics.front();
+        const fs::path d = pdir / "metric_vs_row.dat";
+        {
+            std::ofstream out(d);
+            for (auto& r : t.rows) {
+                const Stats& s = t.cells.at({r, t.cols.front(), m});
+                auto it = t.reference.find(r);
+                if (s.n) out << r << " " << s.mean << " " << s.std << " " << (it == t.reference.end() ? "NaN" : fmt::format("{}", it->second)) << "\n";
+            }
+        }
+        bool logx = true;
+        for (auto& r : t.rows) logx = logx && std::strtod(r.c_str(), nullptr) >= 0;
+        const fs::path s = pdir / "metric_vs_row.gp";
+        std::ofstream(s) << fmt::format(
+            "set terminal pngcairo size 800,550\nset output '{}'\nset title '{}'\nset xlabel '{}{}'\nset ylabel '{}'\n"
+            "set grid\n{}plot '{}' using ($1+1):2:3 with yerrorlines title 'relpos (mean ± sd)'{}\n",
+            (pdir / "metric_vs_row.png").string(), t.title, t.rows_key, logx ? " (+1, log scale)" : "", m,
+            logx ? "set logscale x 2\n" : "", d.string(),
+            t.reference.empty() ? "" : fmt::format(", '' using ($1+1):4 with linespoints axes x1y2 title '{} (right axis)'\nset y2tics", t.reference_title));
+        run_gnuplot(s);
+        made.push_back((pdir / "metric_vs_row.png").string());
+    }
+    // 3. attention heat maps of one sentence (last encoder layer, mean over heads), one per run
+    for (const auto& r : runs) {
+        const fs::path a = dir / "runs" / r.id / "attention.tsv";
+        if (!fs::exists(a)) continue;
+        const fs::path s = pdir / (r.id + ".attention.gp");
+        const fs::path png = pdir / (r.id + ".attention.png");
+        std::ofstream(s) << fmt::format(
+            "set terminal pngcairo size 600,550\nset output '{}'\nset title '{}: encoder self-attention (last layer, mean of heads)'\n"
+            "set xlabel 'key position'\nset ylabel 'query position'\nset yrange [] reverse\nset palette grey negative\n"
+            "plot '{}' matrix with image notitle\n",
+            png.string(), r.id, a.string());
+        run_gnuplot(s);
+        made.push_back(png.string());
+    }
+    return made;
+}
+
 int cmd_report(const std::string& dir) {
-    fmt::print(stderr, "relpos report: not written yet\n");
-    return 1;
+    ReportTables t = build_report(dir);
+    if (t.runs == 0) throw ConfigError(fmt::format("{}: no finished runs yet (runs/*/results.json)", dir));
+    const fs::path d(dir);
+    const std::string md = render_markdown(t);
+    auto write = [&](const std::string& name, const std::string& text) {
+        const fs::path p = d / name;
+        std::ofstream(p.string() + ".tmp") << text;
+        fs::rename(p.string() + ".tmp", p);
+    };
+    write("report.md", md);
+    write("report.csv", render_csv(t));
+    write("report.json", render_json(t));
+    std::string note;
+    auto plots = render_plots(dir, t, &note);
+    fmt::print("{}\n", md);
+    fmt::print("written: {}/report.md, report.csv, report.json\n", dir);
+    for (auto& p : plots) fmt::print("plot: {}\n", p);
+    if (!note.empty()) fmt::print("note: {}\n", note);
+    return 0;
 }
 
 }  // namespace relpos

@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -13,6 +15,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "autodiff/blas.hpp"
 #include "experiments/batching.hpp"
@@ -121,7 +124,7 @@ Dataset load_dataset(const ExperimentConfig& cfg, const std::string& cache_dir,
         say(fmt::format("synthetic task {}: {} training examples (lengths {}-{}), vocabulary {}", dc.task,
                         d.train.size(), s.train_len.min, s.train_len.max, d.vocab));
     } else if (dc.task == "multi30k") {
-        ParallelCorpus train = load_multi30k(dc.dir, "train", dc.src, dc.tgt, dc.tokenized, "data.dir");
+        ParallelCorpus train = load_multi30k(dc.dir, "train", dc.src, dc.tgt, dc.tokenized, "key data.dir = " + dc.dir);
         SubwordOptions so;
         so.vocab_size = static_cast<std::size_t>(dc.vocab_size);
         so.model_type = dc.subword_model;
@@ -137,12 +140,12 @@ Dataset load_dataset(const ExperimentConfig& cfg, const std::string& cache_dir,
         say(fmt::format("multi30k {}->{}{}: {} training pairs ({} longer than {} subwords dropped)", dc.src, dc.tgt,
                         dc.tokenized ? " (tokenized, lowercased)" : "", d.train.size(), dropped, dc.max_len));
         for (const auto& name : wanted) {
-            ParallelCorpus c = name == "train" ? train : load_multi30k(dc.dir, name, dc.src, dc.tgt, dc.tokenized, "data.dir");
+            ParallelCorpus c = name == "train" ? train : load_multi30k(dc.dir, name, dc.src, dc.tgt, dc.tokenized, "key data.dir = " + dc.dir);
             EvalSplit e;
             e.examples = encode_corpus(*d.subword, c);
             e.sources = c.src;
             e.refs = c.tgt;
-            e.refs_raw = dc.tokenized ? load_multi30k(dc.dir, name, dc.src, dc.tgt, false, "data.dir").tgt : c.tgt;
+            e.refs_raw = dc.tokenized ? load_multi30k(dc.dir, name, dc.src, dc.tgt, false, "key data.dir = " + dc.dir).tgt : c.tgt;
             d.splits[name] = std::move(e);
         }
     } else {
@@ -196,16 +199,18 @@ std::unique_ptr<nn::Transformer<float>> build_model(const ExperimentConfig& cfg,
     auto model = std::make_unique<nn::Transformer<float>>(tc, factory);
     auto check = [&](std::size_t limit, std::size_t need, const char* side) {
         if (need <= limit) return;
-        std::string where = cfg.source;
+        const std::string what = fmt::format(
+            "the learned position table holds {} positions but the longest {} in the data needs {}; raise max_len to at least {}",
+            limit, side, need, need);
         for (const auto& s : specs)
             if (s.type == "learned") {
-                where = s.file;
-                if (s.node["max_len"]) where += fmt::format(":{}:{}", s.node["max_len"].Mark().line + 1, s.node["max_len"].Mark().column + 1);
-                where += ": " + s.key + ".max_len";
+                try {
+                    s.options().fail("max_len", what);  // names the file, line and key (or the override)
+                } catch (const nn::OptionError& e) {
+                    throw ConfigError(e.what());
+                }
             }
-        throw ConfigError(fmt::format("{}: the learned position table holds {} positions but the longest {} in the data "
-                                      "needs {}; raise max_len to at least {}",
-                                      where, limit, side, need, need));
+        throw ConfigError(fmt::format("{}: model.position: {}", cfg.source, what));
     };
     if (longest_source) check(model->max_source_length(), longest_source, "source sequence");
     if (longest_target) check(model->max_target_length(), longest_target + 1, "target sequence (with BOS/EOS)");
@@ -250,7 +255,17 @@ std::map<std::string, double> score_split(const nn::Transformer<float>& model, c
             m[name] = r.score;
             if (sigs) (*sigs)[name] = r.signature;
         } else if (name == "bleu") {
-            auto r = corpus_bleu(hyps, split.refs_raw);
+            // sacreBLEU's 13a against the raw references. A model trained on the lowercased Moses-tokenized
+            // text is scored after undoing the Moses escapes and apostrophe splits, case-insensitively
+            // (signature case:lc); without a full Moses detokenizer this is close to, not equal to, the
+            // number a detokenizing pipeline would get. bleu_tok is the figure the Multi30k literature reports.
+            BleuOptions bo;
+            std::vector<std::string> h = hyps;
+            if (cfg.data.tokenized && !data.synthetic) {
+                bo.lowercase = true;
+                for (auto& x : h) x = moses_untokenize(x);
+            }
+            auto r = corpus_bleu(h, split.refs_raw, bo);
             m[name] = r.score;
             if (sigs) (*sigs)[name] = r.signature;
         } else if (name == "loss" || name == "ppl") {
@@ -263,6 +278,25 @@ std::map<std::string, double> score_split(const nn::Transformer<float>& model, c
         }
     }
     return m;
+}
+
+std::string moses_untokenize(const std::string& s) {
+    static const std::pair<const char*, const char*> esc[] = {{"&apos;", "'"}, {"&quot;", "\""}, {"&lt;", "<"},
+                                                              {"&gt;", ">"},   {"&#91;", "["}, {"&#93;", "]"},
+                                                              {"&#124;", "|"}, {"&amp;", "&"}};
+    std::string r = s;
+    for (auto [from, to] : esc)
+        for (std::size_t p = r.find(from); p != std::string::npos; p = r.find(from, p + std::strlen(to)))
+            r.replace(p, std::strlen(from), to);
+    // English clitics: Moses splits "it's" into "it 's" (and "don't" into "don 't"); 13a does not.
+    std::string out;
+    for (std::size_t i = 0; i < r.size(); ++i) {
+        if (r[i] == ' ' && i + 1 < r.size() && r[i + 1] == '\'' && i > 0 && std::isalpha(static_cast<unsigned char>(r[i - 1])) &&
+            i + 2 < r.size() && std::isalpha(static_cast<unsigned char>(r[i + 2])))
+            continue;
+        out += r[i];
+    }
+    return out;
 }
 
 // ---------------------------------------------------------------- one run
@@ -290,6 +324,32 @@ private:
     Progress& progress_;
     std::string prefix_;
 };
+
+// Encoder self-attention of the first validation sentence (last layer, mean over heads) as a
+// whitespace matrix (query rows, key columns) for `relpos report`'s heat maps.
+void write_attention_map(const nn::Transformer<float>& model, const Dataset& data, const fs::path& file) {
+    const auto& ex = data.splits.at(data.valid_split).examples;
+    if (ex.empty() || ex[0].src.empty()) return;
+    NoGradGuard ng;
+    const auto& src = ex[0].src;
+    const std::size_t L = src.size();
+    auto mask = model.padding_mask(src, 1, L);
+    std::vector<Var<float>> w;
+    model.encode(src, 1, L, mask, &w);
+    if (w.empty()) return;
+    const Array<float>& a = w.back().value();  // (1, H, L, L)
+    const std::size_t H = a.shape()[1];
+    std::string text;
+    for (std::size_t i = 0; i < L; ++i) {
+        for (std::size_t j = 0; j < L; ++j) {
+            double m = 0;
+            for (std::size_t h = 0; h < H; ++h) m += a(0, h, i, j);
+            text += fmt::format("{}{:.5f}", j ? " " : "", m / double(H));
+        }
+        text += "\n";
+    }
+    write_atomic(file, text);
+}
 
 // Returns 0 (done or skipped), 3 (non-finite), 130 (interrupted).
 int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
@@ -358,6 +418,7 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
         }
         log(fmt::format("{}:{} ({:.0f} s)", split, line, dt));
     }
+    write_attention_map(*model, data, pc.run_dir / "attention.tsv");
     for (auto& [k, v] : sigs) sig_json += fmt::format("{}    \"{}\": \"{}\"", sig_json.empty() ? "" : ",\n", k, json_escape(v));
     std::string labels;
     for (auto& [k, v] : pc.point->labels)
@@ -386,10 +447,41 @@ int run_experiment(const std::string& config_path, const std::vector<std::string
     if (opt.shard) points = select_shard(points, *opt.shard);
     const fs::path exp_dir = fs::path(top.results_dir) / top.name;
     Progress progress(opt.quiet);
+    if (opt.list_only) {
+        for (auto& p : points) {
+            const bool done = fs::exists(exp_dir / "runs" / p.id / "results.json");
+            fmt::print("{:<40} {}{}\n", p.id, fmt::join(p.overrides, " "), done ? "  [finished]" : "");
+        }
+        return 0;
+    }
 
     // Validate every point's model before any work starts (position options, learned lengths come
     // after the data is loaded, below).
     for (auto& p : points) build_model(p.config, 16);
+
+    // Data-dependent checks (learned-position limits) before anything is written for the runs. Data
+    // messages are held back so that a config error prints one line.
+    std::vector<std::string> data_messages;
+    std::map<std::string, std::shared_ptr<Dataset>> datasets;
+    std::mutex mu;
+    auto data_key = [](const ExperimentConfig& c) {
+        const auto& s = c.data.synthetic;
+        std::string k = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}-{}|{}-{}", c.data.task, c.data.dir,
+                                    c.data.src, c.data.tgt, c.data.tokenized, c.data.vocab_size, c.data.subword_model,
+                                    c.data.max_len, c.data.max_train_examples, c.data.valid_split, s.n_symbols,
+                                    s.train_size, s.valid_size, s.test_size, s.train_len.min, s.train_len.max,
+                                    s.test_len.min, s.test_len.max);
+        for (auto& e : c.eval.splits) k += "|" + e;
+        return k;
+    };
+    for (auto& p : points) {
+        auto& slot = datasets[data_key(p.config)];
+        if (!slot)
+            slot = std::make_shared<Dataset>(load_dataset(p.config, (exp_dir / "subword").string(),
+                                                          [&](const std::string& s) { data_messages.push_back(s); }));
+        build_model(p.config, slot->vocab, slot->longest_source, slot->longest_target);
+    }
+    auto dataset_for = [&](const ExperimentConfig& c) { return datasets.at(data_key(c)); };
 
     try {
         fs::create_directories(exp_dir / "runs");
@@ -413,30 +505,7 @@ int run_experiment(const std::string& config_path, const std::vector<std::string
                                                          total_points)
                                            : "",
                                  jobs, threads_each, exp_dir.string()));
-
-    // Datasets are shared by points whose data section is the same.
-    std::map<std::string, std::shared_ptr<Dataset>> datasets;
-    std::mutex mu;
-    auto dataset_for = [&](const ExperimentConfig& c) {
-        std::lock_guard<std::mutex> lk(mu);
-        const auto& s = c.data.synthetic;
-        std::string k = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}-{}|{}-{}", c.data.task, c.data.dir,
-                                    c.data.src, c.data.tgt, c.data.tokenized, c.data.vocab_size, c.data.subword_model,
-                                    c.data.max_len, c.data.max_train_examples, c.data.valid_split, s.n_symbols,
-                                    s.train_size, s.valid_size, s.test_size, s.train_len.min, s.train_len.max,
-                                    s.test_len.min, s.test_len.max);
-        for (auto& e : c.eval.splits) k += "|" + e;
-        auto& slot = datasets[k];
-        if (!slot)
-            slot = std::make_shared<Dataset>(load_dataset(c, (exp_dir / "subword").string(),
-                                                          [&](const std::string& s) { progress.message(s); }));
-        return slot;
-    };
-    // Learned-position limits against the data, for every point, before training anything.
-    for (auto& p : points) {
-        auto d = dataset_for(p.config);
-        build_model(p.config, d->vocab, d->longest_source, d->longest_target);
-    }
+    for (auto& m : data_messages) progress.message(m);
 
     int worst = 0;
     std::size_t next = 0;

@@ -74,11 +74,15 @@ struct RunOptions {
     std::size_t jobs = 1;
     std::optional<Shard> shard;
     bool quiet = false;
+    bool list_only = false;  // print the sweep points (ids and overrides) and stop
 };
 
 // `relpos run`: every (selected) sweep point; finished runs are skipped, interrupted ones resumed.
 // Returns the process exit code (0 ok, 3 non-finite stop, 130 interrupted).
 int run_experiment(const std::string& config_path, const std::vector<std::string>& overrides, const RunOptions& opt);
+
+// Undoes Moses' XML escapes and English apostrophe splits ("it 's" -> "it's") for 13a scoring.
+std::string moses_untokenize(const std::string& tokenized);
 
 // Which code made the results (git commit, or "unknown" outside a checkout).
 std::string source_commit();

@@ -31,10 +31,11 @@ struct SubwordOptions {
 
 class Subword {
 public:
-    // Returns the vocabulary for these sentences and options: loads `cache_dir`/spm-<hash>.model if it
-    // exists, else trains it (on all sentences, in order, no sampling or shuffling: deterministic), writes
-    // it to a temporary name and renames it into place (atomic, so concurrent runs never read a partial
-    // file). <hash> is a SHA-256 over the sentences and every option. Creates cache_dir if needed.
+    // Returns the vocabulary for these sentences and options: loads
+    // `cache_dir`/spm-<model_type>-<vocab_size>-<hash>.model if it exists, else trains it (on all
+    // sentences, in order, no sampling or shuffling: deterministic), writes it to a temporary name and
+    // renames it into place (atomic, so concurrent runs never read a partial file). <hash> is the first
+    // 32 hex digits of a SHA-256 over every option and every sentence. Creates cache_dir if needed.
     // Throws DataError for bad options (naming the allowed values) or a failed training, e.g. a
     // vocab_size larger than the text supports.
     static Subword train_or_load(const std::vector<std::string>& sentences, const SubwordOptions& opt,
@@ -45,7 +46,8 @@ public:
 
     // Content ids of a sentence (no BOS/EOS).
     std::vector<std::int32_t> encode(const std::string& text) const;
-    // Text of ids; PAD/BOS/EOS are skipped, UNK decodes as " ⁇ " (SentencePiece's convention).
+    // Text of ids; PAD/BOS/EOS are skipped, UNK (and any id outside the vocabulary) decodes as " ⁇ "
+    // (SentencePiece's convention).
     std::string decode(const std::vector<std::int32_t>& ids) const;
     std::size_t vocab_size() const;
     std::string model_path() const { return path_; }

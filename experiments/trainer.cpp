@@ -129,10 +129,12 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
     auto window_t0 = std::chrono::steady_clock::now();
     std::uint64_t window_tok_count = 0;
 
+    std::uint64_t last_saved_step = pr.step;
     auto save_last = [&] {
         pr.dropout_rng = model_.dropout_rng().state();
         pr.elapsed_seconds = elapsed();
         save_checkpoint(last_dir, named, &adam, pr);
+        last_saved_step = pr.step;
     };
     auto validate = [&] {
         model_.eval();
@@ -170,18 +172,24 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
             Var<float> loss = cross_entropy(logits, b.tgt_out, o);  // mean over target tokens
             logits = Var<float>();
             mem = Var<float>();
-            if (inject_step_ == step) loss.value().data()[0] = std::numeric_limits<float>::quiet_NaN();
+            if (inject_step_ == step) {  // test hook: one poisoned step
+                loss.value().data()[0] = std::numeric_limits<float>::quiet_NaN();
+                inject_step_ = 0;
+            }
             const double lval = loss.item();
             loss.backward();
             const double gnorm = cfg_.clip_norm > 0 ? nn::clip_grad_norm(named, cfg_.clip_norm) : nn::grad_norm(named);
             if (!std::isfinite(lval) || !std::isfinite(gnorm)) {
                 const std::string what = !std::isfinite(lval) ? fmt::format("the loss is {}", lval)
                                                                 : fmt::format("the gradient norm is {}", gnorm);
-                if (cfg_.on_nonfinite == "stop")
-                    throw NonFiniteError(fmt::format(
-                        "training stopped at step {} (epoch {}): {}; the last good checkpoint (step {}) is kept in {} "
-                        "(set train.on_nonfinite: skip to skip such steps)",
-                        step, pr.epoch + 1, what, pr.step, last_dir));
+                if (cfg_.on_nonfinite == "stop") {
+                    const std::string kept = checkpoint_exists(last_dir)
+                                                 ? fmt::format("the last good checkpoint (step {}) is kept in {}", last_saved_step, last_dir)
+                                                 : std::string("no checkpoint had been written yet");
+                    throw NonFiniteError(fmt::format("training stopped at step {} (epoch {}): {}; {} "
+                                                     "(set train.on_nonfinite: skip to skip such steps)",
+                                                     step, pr.epoch + 1, what, kept));
+                }
                 say(fmt::format("step {}: {}; step skipped (train.on_nonfinite: skip)", step, what));
                 append_metric(fmt::format("{{\"step\": {}, \"skipped_nonfinite\": true}}", step));
                 pr.batch_in_epoch = bi + 1;
@@ -204,7 +212,9 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
                 const double done = step_limited ? double(pr.step)
                                                  : double(pr.epoch) * double(batches_per_epoch) + double(bi + 1);
                 const double sec_per_batch = dt / std::max(1.0, double(window_batches));
-                on_status({pr.step, pr.epoch + 1, epochs, lval, lr, tps, std::max(0.0, total - done) * sec_per_batch});
+                double eta = std::max(0.0, total - done) * sec_per_batch;
+                if (cfg_.time_limit_minutes > 0) eta = std::min(eta, std::max(0.0, cfg_.time_limit_minutes * 60.0 - elapsed()));
+                on_status({pr.step, pr.epoch + 1, epochs, lval, lr, tps, eta});
                 window_tok_count = 0;
                 window_batches = 0;
                 window_t0 = std::chrono::steady_clock::now();

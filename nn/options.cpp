@@ -64,7 +64,8 @@ bool MapOptions::get_bool(const std::string& key, bool def) {
     if (it == m_.end()) return def;
     if (it->second == "true") return true;
     if (it->second == "false") return false;
-    fail(key, fmt::format("must be true or false, got '{}'", it->second));
+    fail(key, fmt::format("must be true or false, got '{}'", it->second));  // [[noreturn]]
+    return def;
 }
 
 std::string MapOptions::get_string(const std::string& key, const std::string& def,

@@ -1,0 +1,36 @@
+// Result tables from finished runs (used by `relpos report` and its tests).
+#pragma once
+
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace relpos {
+
+struct Stats {
+    double mean = 0, std = 0;  // sample standard deviation (n - 1); 0 when n < 2
+    std::size_t n = 0;
+};
+Stats stats_of(const std::vector<double>& v);
+
+struct ReportTables {
+    std::string title, description;
+    std::string rows_key, cols_key;
+    std::vector<std::string> rows, cols, metrics;  // cols == {""} without a column key
+    std::map<std::tuple<std::string, std::string, std::string>, Stats> cells;  // (row, col, metric)
+    std::string reference_title;
+    std::map<std::string, double> reference;  // row label -> published number
+    std::size_t runs = 0;
+    std::string commits, machines, latest;
+    double train_seconds = 0;
+};
+
+ReportTables build_report(const std::string& dir);
+std::string render_markdown(const ReportTables& t);
+std::string render_csv(const ReportTables& t);
+std::string render_json(const ReportTables& t);
+// PNG plots through gnuplot; returns the files made, or sets *note when gnuplot is missing.
+std::vector<std::string> render_plots(const std::string& dir, const ReportTables& t, std::string* note);
+
+}  // namespace relpos

@@ -1,0 +1,115 @@
+// The relpos command line: every kind of bad config is one sentence naming the file, line and key,
+// exit code 2, and nothing written; --help everywhere; list.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include <catch2/catch.hpp>
+
+namespace fs = std::filesystem;
+
+namespace {
+const std::string kBin = std::string(RELPOS_BINARY_DIR) + "/relpos";
+const std::string kFix = std::string(RELPOS_SOURCE_DIR) + "/tests/fixtures/configs/";
+
+struct Cmd {
+    int code;
+    std::string out;
+};
+Cmd sh(const std::string& cmd) {
+    std::string out;
+    FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+    char buf[4096];
+    while (p && fgets(buf, sizeof buf, p)) out += buf;
+    int st = pclose(p);
+    return {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), out};
+}
+
+// Runs `relpos run` on a bad config: exit 2, one line, the given fragments, no results written.
+void expect_config_error(const std::string& config, const std::vector<std::string>& overrides,
+                         const std::vector<std::string>& fragments) {
+    const std::string out_dir = (fs::temp_directory_path() / ("relpos-cli-" + std::to_string(getpid()))).string();
+    fs::remove_all(out_dir);
+    std::string cmd = kBin + " run " + config + " results_dir=" + out_dir;
+    for (auto& o : overrides) cmd += " '" + o + "'";
+    Cmd r = sh(cmd);
+    INFO(cmd << "\n" << r.out);
+    CHECK(r.code == 2);
+    CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);  // one sentence
+    CHECK_THAT(r.out, Catch::StartsWith("error: "));
+    for (auto& f : fragments) CHECK_THAT(r.out, Catch::Contains(f));
+    CHECK_FALSE(fs::exists(out_dir));  // nothing written
+}
+}  // namespace
+
+TEST_CASE("cli/config_error/unknown_key_did_you_mean", "[cli][errors]") {
+    expect_config_error(kFix + "unknown_key.yaml", {}, {"unknown_key.yaml:7:", "model.d_modle", "did you mean 'd_model'"});
+}
+TEST_CASE("cli/config_error/wrong_type", "[cli][errors]") {
+    expect_config_error(kFix + "wrong_type.yaml", {}, {"wrong_type.yaml:5:", "train.epochs", "ten"});
+}
+TEST_CASE("cli/config_error/out_of_range", "[cli][errors]") {
+    expect_config_error(kFix + "dropout_range.yaml", {}, {"dropout_range.yaml:5:", "model.dropout", "1.5", "[0, 1)"});
+    expect_config_error(kFix + "minimal.yaml", {"train.epochs=-3"}, {"command-line override", "train.epochs"});
+}
+TEST_CASE("cli/config_error/shaw_k_negative", "[cli][errors]") {
+    expect_config_error(kFix + "plugin_bad_option.yaml", {}, {"plugin_bad_option.yaml:7:", "model.position.k", "-1"});
+}
+TEST_CASE("cli/config_error/heads_do_not_divide_d_model", "[cli][errors]") {
+    expect_config_error(kFix + "heads.yaml", {}, {"heads.yaml:", "model.heads", "100", "8"});
+}
+TEST_CASE("cli/config_error/missing_data_dir", "[cli][errors]") {
+    expect_config_error(kFix + "missing_data_dir.yaml", {}, {"missing_data_dir.yaml:4:", "data.dir", "no_such_dir"});
+}
+TEST_CASE("cli/config_error/unknown_position_encoding_lists_registered", "[cli][errors]") {
+    expect_config_error(kFix + "minimal.yaml", {"model.position.type=shwa"},
+                        {"model.position", "shwa", "did you mean 'shaw'", "sinusoidal", "learned", "none"});
+}
+TEST_CASE("cli/config_error/learned_max_len_below_longest_sentence", "[cli][errors]") {
+    // tiny_copy's test split has 9-symbol sources; a 6-position table cannot hold them
+    expect_config_error(std::string(RELPOS_SOURCE_DIR) + "/tests/fixtures/tiny_copy.yaml",
+                        {"model.position={type: learned, max_len: 6}"}, {"max_len", "6", "longest"});
+}
+TEST_CASE("cli/config_error/yaml_syntax", "[cli][errors]") {
+    expect_config_error(kFix + "syntax_error.yaml", {}, {"syntax_error.yaml:", "5"});
+}
+TEST_CASE("cli/config_error/missing_file_and_bad_override", "[cli][errors]") {
+    expect_config_error(kFix + "no_such_config.yaml", {}, {"no_such_config.yaml", "does not exist"});
+    expect_config_error(kFix + "minimal.yaml", {"train.epochs"}, {"train.epochs", "="});
+    expect_config_error(kFix + "minimal.yaml", {"trian.epochs=2"}, {"trian", "did you mean 'train'"});
+}
+
+TEST_CASE("cli/help_on_every_command", "[cli]") {
+    for (std::string c : {"", "run", "report", "eval", "translate", "list"}) {
+        Cmd r = sh(kBin + " " + c + " --help");
+        INFO(c << ": " << r.out);
+        CHECK(r.code == 0);
+        CHECK_THAT(r.out, Catch::Contains("Usage"));
+    }
+    Cmd none = sh(kBin);
+    CHECK(none.code == 2);
+}
+
+TEST_CASE("cli/list_shows_encodings_and_tasks", "[cli]") {
+    Cmd r = sh(kBin + " list");
+    CHECK(r.code == 0);
+    for (const char* s : {"none", "sinusoidal", "learned", "shaw", "max_len", "per_head", "copy", "reverse", "local_sum", "multi30k"})
+        CHECK_THAT(r.out, Catch::Contains(s));
+}
+
+TEST_CASE("cli/sweep_list_and_shards", "[cli]") {
+    const std::string cfg = std::string(RELPOS_SOURCE_DIR) + "/configs/table2_clip_k.yaml";
+    Cmd all = sh(kBin + " run " + cfg + " --list");
+    REQUIRE(all.code == 0);
+    CHECK(std::count(all.out.begin(), all.out.end(), '\n') == 21);  // 7 values of k x 3 seeds
+    std::size_t total = 0;
+    for (int i = 0; i < 4; ++i) {
+        Cmd s = sh(kBin + " run " + cfg + " --list --shard " + std::to_string(i) + "/4");
+        REQUIRE(s.code == 0);
+        total += std::count(s.out.begin(), s.out.end(), '\n');
+    }
+    CHECK(total == 21);
+    Cmd bad = sh(kBin + " run " + cfg + " --list --shard 4/4");
+    CHECK(bad.code == 2);
+}

@@ -1,0 +1,304 @@
+// Training, checkpoints, decoding and the relpos CLI end to end on tiny synthetic runs.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <yaml-cpp/yaml.h>
+
+#include "experiments/checkpoint.hpp"
+#include "experiments/decode.hpp"
+#include "experiments/report.hpp"
+#include "experiments/trainer.hpp"
+#include "tests/nn_helpers.hpp"
+
+using namespace relpos;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kBin = std::string(RELPOS_BINARY_DIR) + "/relpos";
+const std::string kTiny = std::string(RELPOS_SOURCE_DIR) + "/tests/fixtures/tiny_copy.yaml";
+
+struct Cmd {
+    int code;
+    std::string out;
+};
+Cmd sh(const std::string& cmd) {
+    std::string out;
+    FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+    char buf[4096];
+    while (p && fgets(buf, sizeof buf, p)) out += buf;
+    int st = pclose(p);
+    return {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), out};
+}
+
+std::string fresh_dir(const std::string& name) {
+    const fs::path d = fs::temp_directory_path() / ("relpos-test-" + name + "-" + std::to_string(getpid()));
+    fs::remove_all(d);
+    fs::create_directories(d);
+    return d.string();
+}
+
+std::string slurp(const fs::path& p) {
+    std::ifstream f(p);
+    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+// The loss fields of metrics.jsonl (timings stripped).
+std::vector<std::string> loss_curve(const fs::path& metrics) {
+    std::vector<std::string> out;
+    std::ifstream f(metrics);
+    std::string line;
+    while (std::getline(f, line)) {
+        YAML::Node j = YAML::Load(line);
+        std::string s = "step " + j["step"].as<std::string>();
+        for (const char* k : {"train_loss", "grad_norm", "valid_loss", "valid_accuracy"})
+            if (j[k]) s += std::string(" ") + k + " " + j[k].as<std::string>();
+        out.push_back(s);
+    }
+    return out;
+}
+
+YAML::Node metrics_of(const fs::path& run) { return YAML::LoadFile((run / "results.json").string())["metrics"]; }
+
+}  // namespace
+
+TEST_CASE("e2e/tiny_run_writes_a_complete_run_directory", "[e2e]") {
+    const std::string dir = fresh_dir("e2e");
+    auto r = sh(kBin + " run " + kTiny + " results_dir=" + dir + " --quiet");
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    const fs::path run = fs::path(dir) / "tiny_copy" / "runs" / "seed=3";
+    for (const char* f : {"config.yaml", "metrics.jsonl", "results.json", "hyp.val.txt", "hyp.test.txt", "log.txt",
+                          "attention.tsv", "checkpoints/best/state.json", "checkpoints/best/manifest.json",
+                          "checkpoints/last/params/src_embed.weight.npy"})
+        CHECK(fs::exists(run / f));
+    auto m = metrics_of(run);
+    CHECK(m["val.accuracy"].as<double>() >= 0.0);
+    CHECK(m["test.loss"].as<double>() > 0.0);
+    // 40 hypotheses, one per line
+    std::ifstream h(run / "hyp.val.txt");
+    std::size_t lines = 0;
+    std::string l;
+    while (std::getline(h, l)) ++lines;
+    CHECK(lines == 40);
+    // a finished run is skipped, untouched
+    const auto before = fs::last_write_time(run / "results.json");
+    auto again = sh(kBin + " run " + kTiny + " results_dir=" + dir + " --quiet");
+    CHECK(again.code == 0);
+    CHECK_THAT(again.out, Catch::Contains("skipped"));
+    CHECK(fs::last_write_time(run / "results.json") == before);
+    // ...and a different config under the same run id is refused, exit 2
+    auto clash = sh(kBin + " run " + kTiny + " results_dir=" + dir + " train.epochs=2 --quiet");
+    CHECK(clash.code == 2);
+    CHECK_THAT(clash.out, Catch::Contains("different configuration"));
+    // report from the finished run
+    auto rep = sh(kBin + " report " + dir + "/tiny_copy");
+    INFO(rep.out);
+    CHECK(rep.code == 0);
+    CHECK(fs::exists(fs::path(dir) / "tiny_copy" / "report.md"));
+    CHECK_THAT(rep.out, Catch::Contains("val.accuracy"));
+    // eval and translate on the trained run
+    auto tr = sh("echo '4 5 6 7' | " + kBin + " translate --run " + run.string());
+    CHECK(tr.code == 0);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("training/same_seed_same_loss_curve", "[training][determinism]") {
+    const std::string a = fresh_dir("det-a"), b = fresh_dir("det-b");
+    REQUIRE(sh(kBin + " run " + kTiny + " results_dir=" + a + " --quiet").code == 0);
+    REQUIRE(sh(kBin + " run " + kTiny + " results_dir=" + b + " --quiet").code == 0);
+    const fs::path ra = fs::path(a) / "tiny_copy/runs/seed=3", rb = fs::path(b) / "tiny_copy/runs/seed=3";
+    auto ca = loss_curve(ra / "metrics.jsonl"), cb = loss_curve(rb / "metrics.jsonl");
+    REQUIRE(ca.size() > 10);
+    REQUIRE(ca == cb);
+    CHECK(slurp(ra / "hyp.test.txt") == slurp(rb / "hyp.test.txt"));
+    // a different seed gives a different curve (the test can fail)
+    const std::string c = fresh_dir("det-c");
+    REQUIRE(sh(kBin + " run " + kTiny + " results_dir=" + c + " seed=4 --quiet").code == 0);
+    CHECK(loss_curve(fs::path(c) / "tiny_copy/runs/seed=4/metrics.jsonl") != ca);
+    fs::remove_all(a), fs::remove_all(b), fs::remove_all(c);
+}
+
+TEST_CASE("training/killed_and_resumed_equals_uninterrupted", "[training][resume]") {
+    const std::string ref = fresh_dir("resume-ref");
+    REQUIRE(sh(kBin + " run " + kTiny + " results_dir=" + ref + " --quiet").code == 0);
+    const fs::path rr = fs::path(ref) / "tiny_copy/runs/seed=3";
+    const auto curve = loss_curve(rr / "metrics.jsonl");
+    for (int kill_after_lines : {7, 23}) {
+        const std::string dir = fresh_dir("resume-" + std::to_string(kill_after_lines));
+        const fs::path run = fs::path(dir) / "tiny_copy/runs/seed=3";
+        pid_t pid = fork();
+        if (pid == 0) {
+            const std::string rd = "results_dir=" + dir;
+            execl(kBin.c_str(), kBin.c_str(), "run", kTiny.c_str(), rd.c_str(), "--quiet", (char*)nullptr);
+            _exit(127);
+        }
+        // SIGKILL once the run has logged enough steps (mid-epoch, possibly mid-checkpoint)
+        for (int i = 0; i < 20000; ++i) {
+            if (fs::exists(run / "metrics.jsonl") && loss_curve(run / "metrics.jsonl").size() >= std::size_t(kill_after_lines)) break;
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+        kill(pid, SIGKILL);
+        int st = 0;
+        waitpid(pid, &st, 0);
+        REQUIRE_FALSE(fs::exists(run / "results.json"));
+        auto r = sh(kBin + " run " + kTiny + " results_dir=" + dir + " --quiet");
+        INFO(r.out);
+        REQUIRE(r.code == 0);
+        CHECK(loss_curve(run / "metrics.jsonl") == curve);
+        CHECK(slurp(run / "hyp.test.txt") == slurp(rr / "hyp.test.txt"));
+        auto m1 = metrics_of(run), m0 = metrics_of(rr);
+        for (auto it : m0) CHECK(m1[it.first.as<std::string>()].as<std::string>() == it.second.as<std::string>());
+        fs::remove_all(dir);
+    }
+    fs::remove_all(ref);
+}
+
+TEST_CASE("training/sigint_stops_cleanly_with_a_checkpoint", "[training][resume]") {
+    const std::string dir = fresh_dir("sigint");
+    const fs::path run = fs::path(dir) / "tiny_copy/runs/seed=3";
+    pid_t pid = fork();
+    if (pid == 0) {
+        const std::string rd = "results_dir=" + dir;
+        execl(kBin.c_str(), kBin.c_str(), "run", kTiny.c_str(), rd.c_str(), "train.epochs=50", "--quiet", (char*)nullptr);
+        _exit(127);
+    }
+    for (int i = 0; i < 20000 && !(fs::exists(run / "metrics.jsonl") && loss_curve(run / "metrics.jsonl").size() >= 3); ++i)
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
+    kill(pid, SIGINT);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    REQUIRE(WIFEXITED(st));
+    CHECK(WEXITSTATUS(st) == 130);
+    CHECK(checkpoint_exists((run / "checkpoints/last").string()));
+    CHECK_FALSE(fs::exists(run / "results.json"));
+    fs::remove_all(dir);
+}
+
+TEST_CASE("training/nonfinite_loss_stops_with_step_and_keeps_checkpoint", "[training][errors]") {
+    // Injected through the trainer API: a NaN loss at step 7 (after the checkpoint at step 5).
+    const std::string dir = fresh_dir("nan");
+    auto model = test::positions<float>({{"shaw", {{"k", "2"}}}});
+    nn::TransformerConfig tc = test::tiny_config(12);
+    nn::Transformer<float> m(tc, model);
+    std::vector<Example> data;
+    for (int i = 0; i < 100; ++i) data.push_back({{4, 5, std::int32_t(6 + i % 5)}, {4, 5, std::int32_t(6 + i % 5)}});
+    TrainConfig tcfg;
+    tcfg.epochs = 5;
+    tcfg.batch_tokens = 40;
+    tcfg.warmup = 10;
+    tcfg.checkpoint_every = 5;
+    {
+        Trainer t(m, data, data, tcfg, 1, dir, "h");
+        t.inject_nonfinite_at(7);
+        try {
+            t.run();
+            FAIL("no error for a NaN loss");
+        } catch (const NonFiniteError& e) {
+            CHECK_THAT(e.what(), Catch::Contains("step 7") && Catch::Contains("nan") && Catch::Contains("step 5"));
+        }
+        auto st = YAML::LoadFile(dir + "/checkpoints/last/state.json");
+        CHECK(st["step"].as<int>() == 5);
+    }
+    fs::remove_all(dir);
+    tcfg.on_nonfinite = "skip";
+    Trainer t2(m, data, data, tcfg, 1, dir, "h");
+    t2.inject_nonfinite_at(7);
+    auto out = t2.run();
+    CHECK(out.progress.step > 7);
+    CHECK_THAT(slurp(fs::path(dir) / "metrics.jsonl"), Catch::Contains("skipped_nonfinite"));
+    fs::remove_all(dir);
+}
+
+TEST_CASE("checkpoint/npy_round_trip_and_errors", "[checkpoint]") {
+    const std::string dir = fresh_dir("npy");
+    Array<float> a = test::randn<float>({3, 4, 5}, 1);
+    write_npy(dir + "/a.npy", a);
+    Array<float> b = read_npy<float>(dir + "/a.npy");
+    CHECK(shape_of(b) == Shape{3, 4, 5});
+    for (std::size_t i = 0; i < a.size(); ++i) REQUIRE(a.data()[i] == b.data()[i]);
+    CHECK(slurp(dir + "/a.npy").substr(1, 5) == "NUMPY");
+    // truncated file
+    const std::string full = slurp(dir + "/a.npy");
+    std::ofstream(dir + "/t.npy", std::ios::binary) << full.substr(0, full.size() - 7);
+    CHECK_THROWS_WITH(read_npy<float>(dir + "/t.npy"), Catch::Contains("t.npy") && Catch::Contains("truncated"));
+    // checkpoint of another model shape
+    auto pf = test::positions<float>({{"sinusoidal", {}}});
+    nn::TransformerConfig c1 = test::tiny_config(11), c2 = test::tiny_config(13);
+    nn::Transformer<float> m1(c1, pf), m2(c2, pf);
+    TrainProgress pr;
+    save_checkpoint(dir + "/ck", m1.named_parameters(), nullptr, pr);
+    auto before = m2.named_parameters()[0].second.value();
+    CHECK_THROWS_WITH(load_checkpoint(dir + "/ck", m2.named_parameters(), nullptr),
+                      Catch::Contains("src_embed.weight") && Catch::Contains("(11, 8)") && Catch::Contains("(13, 8)"));
+    const bool unchanged = m2.named_parameters()[0].second.value() == before;
+    CHECK(unchanged);  // nothing loaded on a mismatch
+    fs::remove_all(dir);
+}
+
+TEST_CASE("decode/greedy_is_beam_one_and_beam_scores_at_least_greedy", "[decode]") {
+    auto pf = test::positions<float>({{"shaw", {{"k", "2"}}}});
+    nn::TransformerConfig tc = test::tiny_config(12);
+    nn::Transformer<float> m(tc, pf);
+    m.eval();
+    std::vector<std::int32_t> src = {4, 5, 6, 7, 8, 9, 10, 0};
+    DecodeOptions g;
+    g.beam = 1;
+    g.max_len_a = 1;
+    g.max_len_b = 3;
+    auto greedy = translate_batch(m, src, 2, 4, {4, 3}, g);
+    REQUIRE(greedy.size() == 2);
+    for (auto& h : greedy) CHECK(h.size() <= 7);
+    // beam search's best hypothesis has a (length-normalised) score >= greedy's under the model
+    auto score = [&](const std::vector<std::int32_t>& src1, std::size_t L, const std::vector<std::int32_t>& hyp, double alpha) {
+        NoGradGuard ng;
+        auto mask = m.padding_mask(src1, 1, L);
+        auto mem = m.encode(src1, 1, L, mask);
+        auto st = m.start_decoding(mem, mask);
+        double s = 0;
+        std::int32_t prev = 2;
+        std::vector<std::int32_t> seq = hyp;
+        seq.push_back(3);
+        for (auto t : seq) {
+            auto lg = m.decode_step({prev}, st).value();
+            double mx = -1e30, z = 0;
+            for (std::size_t v = 0; v < 12; ++v) mx = std::max(mx, double(lg(0, v)));
+            for (std::size_t v = 0; v < 12; ++v) z += std::exp(double(lg(0, v)) - mx);
+            s += double(lg(0, std::size_t(t))) - mx - std::log(z);
+            prev = t;
+        }
+        return s / length_penalty(seq.size(), alpha);
+    };
+    DecodeOptions b = g;
+    b.beam = 4;
+    std::vector<std::int32_t> one = {4, 5, 6, 7};
+    auto gh = translate_batch(m, one, 1, 4, {4}, g)[0];
+    auto bh = translate_batch(m, one, 1, 4, {4}, b)[0];
+    if (gh.size() < 7 && bh.size() < 7)  // both ended with EOS (not cut by the length limit)
+        CHECK(score(one, 4, bh, 0.6) >= score(one, 4, gh, 0.6) - 1e-5);
+}
+
+TEST_CASE("report/renders_tables_from_fixture_runs", "[report]") {
+    const std::string dir = fresh_dir("report");
+    fs::copy(std::string(RELPOS_SOURCE_DIR) + "/tests/fixtures/runs", dir, fs::copy_options::recursive);
+    ReportTables t = build_report(dir + "/fixture_k");
+    CHECK(t.runs == 4);
+    REQUIRE(t.rows == std::vector<std::string>{"0", "16"});
+    const Stats s16 = t.cells.at({"16", "", "test2016.bleu_tok"});
+    CHECK(s16.n == 3);
+    CHECK(s16.mean == Approx(31.0));
+    CHECK(s16.std == Approx(1.0));  // 30, 31, 32: sample sd 1
+    const Stats s0 = t.cells.at({"0", "", "test2016.bleu_tok"});
+    CHECK(s0.n == 1);
+    const std::string md = render_markdown(t);
+    CHECK_THAT(md, Catch::Contains("31.00 ± 1.00 (n=3)") && Catch::Contains("25.8") && Catch::Contains("12.5"));
+    CHECK_THAT(render_csv(t), Catch::Contains("16,,test2016.bleu_tok,31.0000,1.0000,3,25.8"));
+    CHECK_THAT(render_json(t), Catch::Contains("\"mean\": 31.000000"));
+    fs::remove_all(dir);
+}
