@@ -2,8 +2,9 @@
 BUILD ?= build
 JOBS  ?= $(shell nproc)
 CONFIG ?= configs/quickstart.yaml
+RESULTS ?= results
 
-.PHONY: all deps build run test bench test-asan clean
+.PHONY: all deps build run test bench test-asan fuzz clean
 
 all: build
 
@@ -16,23 +17,43 @@ $(BUILD)/CMakeCache.txt:
 build: deps $(BUILD)/CMakeCache.txt
 	@cmake --build $(BUILD) -j $(JOBS)
 
+# Runs the quickstart experiment (resumes / skips finished runs), then prints its table.
 run: build
-	@if [ -x $(BUILD)/relpos ] && [ -f $(CONFIG) ]; then \
-	  $(BUILD)/relpos run $(CONFIG); \
-	else \
-	  $(BUILD)/relpos_demo; \
-	fi
+	$(BUILD)/relpos run $(CONFIG)
+	$(BUILD)/relpos report $(RESULTS)/$(shell sed -n 's/^name: *//p' $(CONFIG) | head -1)
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600
 
 bench: build
-	$(BUILD)/relpos_bench
+	$(BUILD)/relpos_bench --threads 1
+	$(BUILD)/relpos_bench --threads 2 --no-attention
 
+# The whole suite under AddressSanitizer + UBSan (docs/reliability.md: when it runs, how long it takes).
+# The tests start the sanitized relpos binary too, so the options below apply to it as well.
+ASAN_JOBS ?= $(JOBS)
 test-asan: deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRELPOS_SANITIZE=ON -DRELPOS_NATIVE=ON
-	cmake --build build-asan -j $(JOBS)
-	cd build-asan && ctest --output-on-failure -j $(JOBS) --timeout 1800
+	cmake --build build-asan -j $(ASAN_JOBS)
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(ASAN_JOBS) --timeout 1800
+
+# libFuzzer on the config loader (optional tooling, not part of `make test`): builds fuzz/fuzz_config.cpp
+# with clang and runs it for FUZZ_SECONDS, seeded with every config in the repository. New inputs go to
+# build-fuzz/corpus, crashing ones to build-fuzz/crash-*.
+FUZZ_SECONDS ?= 600
+fuzz:
+	@command -v clang++ >/dev/null && ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || \
+	  { echo "make fuzz needs clang and its fuzzer runtime: installing clang libclang-rt-14-dev"; \
+	    $$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get install -y clang libclang-rt-14-dev; }
+	mkdir -p build-fuzz/corpus build-fuzz/seeds
+	clang++ -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I. \
+	  fuzz/fuzz_config.cpp experiments/config.cpp experiments/yaml_options.cpp experiments/sweep.cpp experiments/corpus.cpp nn/options.cpp \
+	  -lyaml-cpp -lfmt -lz -o build-fuzz/fuzz_config
+	for f in configs/*.yaml tests/fixtures/*.yaml tests/fixtures/configs/*.yaml tests/fixtures/broken/*.yaml \
+	  tests/fixtures/broken/configs/*.yaml; do cp $$f build-fuzz/seeds/$$(echo $$f | tr / _); done
+	build-fuzz/fuzz_config -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+	  -dict=fuzz/config.dict -artifact_prefix=build-fuzz/ -print_final_stats=1 build-fuzz/corpus build-fuzz/seeds
 
 clean:
 	rm -rf $(BUILD) build-asan

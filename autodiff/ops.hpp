@@ -77,6 +77,13 @@ template <class T> Array<T> mask_from_bool(const xt::xarray<bool>& blocked);
 template <class T> Var<T> softmax(const Var<T>& a, long axis = -1, const Array<T>* mask = nullptr);
 template <class T> Var<T> log_softmax(const Var<T>& a, long axis = -1, const Array<T>* mask = nullptr);
 
+// Softmax of attention logits (B, H, Lq, Lk) over keys with the masks applied on the fly (no mask
+// tensor is built): key_padding (B, Lk) and attn (Lq, Lk) are additive (0 keeps, -inf blocks), each
+// optional; `causal` blocks key j for query i when j > q_offset + i. Fully blocked rows give zeros.
+template <class T>
+Var<T> attention_softmax(const Var<T>& logits, const Array<T>* key_padding, const Array<T>* attn, bool causal,
+                         std::size_t q_offset = 0);
+
 // Cross-entropy of logits (..., V) against integer targets (one per row), fused with log-softmax.
 // Rows whose target is ignore_index contribute nothing. Label smoothing as PyTorch: the target
 // distribution is (1 - eps) * onehot + eps / V. Mean over counted rows, or sum.

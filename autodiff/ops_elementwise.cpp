@@ -132,26 +132,28 @@ Var<T> binary(const Var<T>& a, const Var<T>& b, BinOp op) {
                 return d;
             };
             if (sa == so && sb == so) {  // fast path, no broadcast
+                // d/da and d/db per element; written or added depending on the target's state
+                auto run = [&](Node<T>& P, auto&& dfn) {
+                    auto [d, acc] = grad_target(P);
+                    if (acc)
+                        for (std::size_t i = 0; i < n; ++i) d[i] += dfn(i);
+                    else
+                        for (std::size_t i = 0; i < n; ++i) d[i] = dfn(i);
+                };
                 if (A.requires_grad) {
-                    T* da = grad_ptr(A);
-                    for (std::size_t i = 0; i < n; ++i) {
-                        switch (op) {
-                            case BinOp::Add:
-                            case BinOp::Sub: da[i] += g[i]; break;
-                            case BinOp::Mul: da[i] += g[i] * pb[i]; break;
-                            default: da[i] += g[i] / pb[i]; break;
-                        }
+                    switch (op) {
+                        case BinOp::Add:
+                        case BinOp::Sub: run(A, [&](std::size_t i) { return g[i]; }); break;
+                        case BinOp::Mul: run(A, [&](std::size_t i) { return g[i] * pb[i]; }); break;
+                        default: run(A, [&](std::size_t i) { return g[i] / pb[i]; }); break;
                     }
                 }
                 if (B.requires_grad) {
-                    T* db = grad_ptr(B);
-                    for (std::size_t i = 0; i < n; ++i) {
-                        switch (op) {
-                            case BinOp::Add: db[i] += g[i]; break;
-                            case BinOp::Sub: db[i] -= g[i]; break;
-                            case BinOp::Mul: db[i] += g[i] * pa[i]; break;
-                            default: db[i] -= g[i] * pa[i] / (pb[i] * pb[i]); break;
-                        }
+                    switch (op) {
+                        case BinOp::Add: run(B, [&](std::size_t i) { return g[i]; }); break;
+                        case BinOp::Sub: run(B, [&](std::size_t i) { return -g[i]; }); break;
+                        case BinOp::Mul: run(B, [&](std::size_t i) { return g[i] * pa[i]; }); break;
+                        default: run(B, [&](std::size_t i) { return -g[i] * pa[i] / (pb[i] * pb[i]); }); break;
                     }
                 }
                 return;
@@ -187,9 +189,12 @@ Var<T> unary(const Var<T>& a, const char* name, F f, DF df) {
             const T* x = A.value.data();
             const T* y = self.value.data();
             const T* g = self.grad.data();
-            T* d = grad_ptr(A);
+            auto [d, acc] = grad_target(A);
             const std::size_t n = self.grad.size();
-            for (std::size_t i = 0; i < n; ++i) d[i] += g[i] * df(x[i], y[i]);
+            if (acc)
+                for (std::size_t i = 0; i < n; ++i) d[i] += g[i] * df(x[i], y[i]);
+            else
+                for (std::size_t i = 0; i < n; ++i) d[i] = g[i] * df(x[i], y[i]);
         },
         name);
 }

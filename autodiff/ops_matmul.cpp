@@ -91,38 +91,66 @@ Var<T> matmul(const Var<T>& a, const Var<T>& b, bool ta, bool tb) {
             // C = op(A) op(B):
             //   d op(A) = G op(B)ᵀ      -> dA = G op(B)ᵀ, or (op(B) Gᵀ) when A is read transposed
             //   d op(B) = op(A)ᵀ G      -> dB = op(A)ᵀ G, or (Gᵀ op(A)) when B is read transposed
+            T beta_a = T(1), beta_b = T(1);  // set per call below
             auto dA_gemm = [&](std::size_t rows, const T* Bp, const T* Gp, T* dAp) {
                 if (!ta)
-                    blas::gemm(false, !tb, rows, p.k, p.n, T(1), Gp, p.n, Bp, ldb, T(1), dAp, p.k);
+                    blas::gemm(false, !tb, rows, p.k, p.n, T(1), Gp, p.n, Bp, ldb, beta_a, dAp, p.k);
                 else
-                    blas::gemm(tb, true, p.k, p.m, p.n, T(1), Bp, ldb, Gp, p.n, T(1), dAp, p.m);
+                    blas::gemm(tb, true, p.k, p.m, p.n, T(1), Bp, ldb, Gp, p.n, beta_a, dAp, p.m);
             };
             auto dB_gemm = [&](std::size_t rows, const T* Ap, const T* Gp, T* dBp) {
                 if (!tb)
-                    blas::gemm(!ta, false, p.k, p.n, rows, T(1), Ap, lda, Gp, p.n, T(1), dBp, p.n);
+                    blas::gemm(!ta, false, p.k, p.n, rows, T(1), Ap, lda, Gp, p.n, beta_b, dBp, p.n);
                 else
-                    blas::gemm(true, ta, p.n, p.k, rows, T(1), Gp, p.n, Ap, lda, T(1), dBp, p.k);
+                    blas::gemm(true, ta, p.n, p.k, rows, T(1), Gp, p.n, Ap, lda, beta_b, dBp, p.k);
             };
-            T* dA = NA.requires_grad ? grad_ptr(NA) : nullptr;
-            T* dB = NB.requires_grad ? grad_ptr(NB) : nullptr;
+            // Gradients a single gemm covers completely are assigned when fresh (beta 0); those summed
+            // over a shared operand's batch start from zero.
+            T* dA = nullptr;
+            T* dB = nullptr;
+            T betaA = T(1), betaB = T(1);
+            if (NA.requires_grad) {
+                if (p.kind == MatmulPlan::Flat || p.kind == MatmulPlan::Batched || p.kind == MatmulPlan::ShareB) {
+                    auto [ptr, acc] = grad_target(NA);
+                    dA = ptr;
+                    betaA = acc ? T(1) : T(0);
+                } else {
+                    dA = grad_ptr(NA);
+                }
+            }
+            if (NB.requires_grad) {
+                if (p.kind == MatmulPlan::Flat || p.kind == MatmulPlan::Batched || p.kind == MatmulPlan::ShareA) {
+                    auto [ptr, acc] = grad_target(NB);
+                    dB = ptr;
+                    betaB = acc ? T(1) : T(0);
+                } else {
+                    dB = grad_ptr(NB);
+                }
+            }
             switch (p.kind) {
                 case MatmulPlan::Flat:  // A folded to (batch*M, K), B shared
+                    beta_a = betaA;
+                    beta_b = betaB;
                     if (dA) dA_gemm(p.batch * p.m, B, G, dA);
                     if (dB) dB_gemm(p.batch * p.m, A, G, dB);
                     break;
                 case MatmulPlan::ShareB:
+                    beta_a = betaA;
                     for (std::size_t i = 0; i < p.batch; ++i) {
                         if (dA) dA_gemm(p.m, B, G + i * sc, dA + i * sa);
                         if (dB) dB_gemm(p.m, A + i * sa, G + i * sc, dB);
                     }
                     break;
                 case MatmulPlan::ShareA:
+                    beta_b = betaB;
                     for (std::size_t i = 0; i < p.batch; ++i) {
                         if (dA) dA_gemm(p.m, B + i * sb, G + i * sc, dA);
                         if (dB) dB_gemm(p.m, A, G + i * sc, dB + i * sb);
                     }
                     break;
                 case MatmulPlan::Batched:
+                    beta_a = betaA;
+                    beta_b = betaB;
                     for (std::size_t i = 0; i < p.batch; ++i) {
                         if (dA) dA_gemm(p.m, B + i * sb, G + i * sc, dA + i * sa);
                         if (dB) dB_gemm(p.m, A + i * sa, G + i * sc, dB + i * sb);
@@ -156,8 +184,10 @@ Var<T> linear(const Var<T>& x, const Var<T>& w, const Var<T>& b) {
             auto& X = *self.parents[0];
             auto& W = *self.parents[1];
             const T* g = self.grad.data();  // (rows, out)
-            if (X.requires_grad)            // dX = G Wᵀ
-                blas::gemm(false, true, rows, in, out, T(1), g, out, W.value.data(), out, T(1), grad_ptr(X), in);
+            if (X.requires_grad) {  // dX = G Wᵀ (assigned when X has no gradient yet)
+                auto [dx, acc] = grad_target(X);
+                blas::gemm(false, true, rows, in, out, T(1), g, out, W.value.data(), out, acc ? T(1) : T(0), dx, in);
+            }
             if (W.requires_grad)            // dW = Xᵀ G
                 blas::gemm(true, false, in, out, rows, T(1), X.value.data(), in, g, out, T(1), grad_ptr(W), out);
             if (self.parents.size() > 2 && self.parents[2]->requires_grad) {

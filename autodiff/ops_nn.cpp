@@ -1,5 +1,6 @@
 // Fused layer ops: embedding gather, inverted dropout, layer norm.
 #include <cmath>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -62,9 +63,12 @@ Var<T> dropout(const Var<T>& a, double p, Rng& rng, bool training) {
     return make_result<T>(
         std::move(out), {a},
         [keep = std::move(keep), scale](Node<T>& self) {
-            T* d = grad_ptr(*self.parents[0]);
+            auto [d, acc] = grad_target(*self.parents[0]);
             const T* g = self.grad.data();
-            for (std::size_t i = 0; i < keep.size(); ++i) d[i] += g[i] * (T(keep[i]) * scale);
+            if (acc)
+                for (std::size_t i = 0; i < keep.size(); ++i) d[i] += g[i] * (T(keep[i]) * scale);
+            else
+                for (std::size_t i = 0; i < keep.size(); ++i) d[i] = g[i] * (T(keep[i]) * scale);
         },
         "dropout");
 }
@@ -108,7 +112,9 @@ Var<T> layer_norm(const Var<T>& x, const Var<T>& gamma, const Var<T>& beta, doub
             const T* px = X.value.data();
             const T* pg = G.value.data();
             const T* dy = self.grad.data();
-            T* dx = X.requires_grad ? grad_ptr(X) : nullptr;
+            T* dx = nullptr;
+            bool acc_x = true;
+            if (X.requires_grad) std::tie(dx, acc_x) = grad_target(X);
             T* dg = G.requires_grad ? grad_ptr(G) : nullptr;
             T* db = B.requires_grad ? grad_ptr(B) : nullptr;
             for (std::size_t r = 0; r < N; ++r) {
@@ -128,10 +134,10 @@ Var<T> layer_norm(const Var<T>& x, const Var<T>& gamma, const Var<T>& beta, doub
                     s1 /= T(D);
                     s2 /= T(D);
                     T* dr = dx + r * D;
-                    for (std::size_t j = 0; j < D; ++j) {
-                        const T xh = (xr[j] - m) * rs;
-                        dr[j] += rs * (gr[j] * pg[j] - s1 - xh * s2);
-                    }
+                    if (acc_x)
+                        for (std::size_t j = 0; j < D; ++j) dr[j] += rs * (gr[j] * pg[j] - s1 - (xr[j] - m) * rs * s2);
+                    else
+                        for (std::size_t j = 0; j < D; ++j) dr[j] = rs * (gr[j] * pg[j] - s1 - (xr[j] - m) * rs * s2);
                 }
             }
         },

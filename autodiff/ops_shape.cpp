@@ -18,10 +18,12 @@ Var<T> reshape(const Var<T>& a, const Shape& shape) {
     return make_result<T>(
         std::move(out), {a},
         [](Node<T>& self) {
-            auto& A = *self.parents[0];
-            T* d = grad_ptr(A);
+            auto [d, acc] = grad_target(*self.parents[0]);
             const T* g = self.grad.data();
-            for (std::size_t i = 0, n = self.grad.size(); i < n; ++i) d[i] += g[i];
+            if (acc)
+                for (std::size_t i = 0, n = self.grad.size(); i < n; ++i) d[i] += g[i];
+            else
+                std::copy_n(g, self.grad.size(), d);
         },
         "reshape");
 }
@@ -99,8 +101,8 @@ Var<T> permute(const Var<T>& a, const std::vector<std::size_t>& perm) {
             // Inverse permutation of the gradient, accumulated into the input's gradient.
             std::vector<std::size_t> inv(perm.size());
             for (std::size_t i = 0; i < perm.size(); ++i) inv[perm[i]] = i;
-            auto& A = *self.parents[0];
-            permute_copy(self.grad.data(), os, inv, grad_ptr(A), true);
+            auto [d, acc] = grad_target(*self.parents[0]);
+            permute_copy(self.grad.data(), os, inv, d, acc);
         },
         "permute");
 }

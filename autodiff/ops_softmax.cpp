@@ -84,7 +84,8 @@ Var<T> softmax_impl(const Var<T>& a, long axis_, const Array<T>* mask, bool log)
             // log_softmax: dx_j = g_j - exp(y_j) sum_k g_k      (blocked entries: y = 0 / -inf -> 0)
             const T* y = self.value.data();
             const T* g = self.grad.data();
-            T* d = grad_ptr(*self.parents[0]);
+            auto [d, acc] = grad_target(*self.parents[0]);
+            if (!acc) std::fill(d, d + self.grad.size(), T(0));  // blocked entries are skipped below
             for (std::size_t o = 0; o < sp.outer; ++o)
                 for (std::size_t i = 0; i < sp.inner; ++i) {
                     const std::size_t base = o * sp.n * sp.inner + i, st = sp.inner;
@@ -118,6 +119,77 @@ Var<T> softmax(const Var<T>& a, long axis, const Array<T>* mask) {
 template <class T>
 Var<T> log_softmax(const Var<T>& a, long axis, const Array<T>* mask) {
     return softmax_impl(a, axis, mask, true);
+}
+
+template <class T>
+Var<T> attention_softmax(const Var<T>& logits, const Array<T>* key_padding, const Array<T>* attn, bool causal,
+                         std::size_t q_offset) {
+    const Shape s = logits.shape();
+    if (s.size() != 4) shape_fail("attention_softmax", fmt::format("logits must be (B, H, Lq, Lk), got {}", shape_str(s)));
+    const std::size_t B = s[0], H = s[1], Lq = s[2], Lk = s[3];
+    if (key_padding && shape_of(*key_padding) != Shape{B, Lk})
+        shape_fail("attention_softmax", fmt::format("key padding mask must be (B={}, Lk={}), got {}", B, Lk,
+                                                    shape_str(shape_of(*key_padding))));
+    if (attn && shape_of(*attn) != Shape{Lq, Lk})
+        shape_fail("attention_softmax", fmt::format("attention mask must be (Lq={}, Lk={}), got {}", Lq, Lk,
+                                                    shape_str(shape_of(*attn))));
+    Array<T> y = uninit<T>(s);
+    const T* x = logits.data();
+    T* py = y.data();
+    const T ninf = -std::numeric_limits<T>::infinity();
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t h = 0; h < H; ++h)
+            for (std::size_t i = 0; i < Lq; ++i) {
+                const std::size_t off = ((b * H + h) * Lq + i) * Lk;
+                const T* xr = x + off;
+                T* yr = py + off;
+                // keys beyond the causal horizon get weight 0 and are never read
+                const std::size_t n = causal ? std::min(Lk, q_offset + i + 1) : Lk;
+                const T* kp = key_padding ? key_padding->data() + b * Lk : nullptr;
+                const T* am = attn ? attn->data() + i * Lk : nullptr;
+                T mx = ninf;
+                for (std::size_t j = 0; j < n; ++j) {
+                    T v = xr[j];
+                    if (kp) v += kp[j];
+                    if (am) v += am[j];
+                    yr[j] = v;
+                    mx = std::max(mx, v);
+                }
+                if (mx == ninf) {  // fully blocked row
+                    std::fill(yr, yr + Lk, T(0));
+                    continue;
+                }
+                T sum = 0;
+                for (std::size_t j = 0; j < n; ++j) {
+                    const T e = std::exp(yr[j] - mx);
+                    yr[j] = e;
+                    sum += e;
+                }
+                const T inv = T(1) / sum;
+                for (std::size_t j = 0; j < n; ++j) yr[j] *= inv;
+                std::fill(yr + n, yr + Lk, T(0));
+            }
+    const std::size_t rows = B * H * Lq;
+    return make_result<T>(
+        std::move(y), {logits},
+        [rows, Lk](Node<T>& self) {
+            // dx_j = y_j (g_j - sum_k g_k y_k); blocked entries have y = 0 and get 0
+            const T* y = self.value.data();
+            const T* g = self.grad.data();
+            auto [d, acc] = grad_target(*self.parents[0]);
+            for (std::size_t r = 0; r < rows; ++r) {
+                const T* yr = y + r * Lk;
+                const T* gr = g + r * Lk;
+                T* dr = d + r * Lk;
+                T dot = 0;
+                for (std::size_t j = 0; j < Lk; ++j) dot += gr[j] * yr[j];
+                if (acc)
+                    for (std::size_t j = 0; j < Lk; ++j) dr[j] += yr[j] * (gr[j] - dot);
+                else
+                    for (std::size_t j = 0; j < Lk; ++j) dr[j] = yr[j] * (gr[j] - dot);
+            }
+        },
+        "attention_softmax");
 }
 
 template <class T>
@@ -173,13 +245,19 @@ Var<T> cross_entropy(const Var<T>& logits, const std::vector<std::int32_t>& targ
         std::move(out), {logits},
         [probs = std::move(probs), targets, V, N, on, off, scale, ig = opt.ignore_index](Node<T>& self) {
             const T g = self.grad.data()[0] * scale;
-            T* d = grad_ptr(*self.parents[0]);
+            auto [d, acc] = grad_target(*self.parents[0]);
             const T* p = probs.data();
             for (std::size_t r = 0; r < N; ++r) {
-                if (targets[r] == ig) continue;
                 T* dr = d + r * V;
+                if (targets[r] == ig) {
+                    if (!acc) std::fill(dr, dr + V, T(0));
+                    continue;
+                }
                 const T* pr = p + r * V;
-                for (std::size_t j = 0; j < V; ++j) dr[j] += g * (pr[j] - off);
+                if (acc)
+                    for (std::size_t j = 0; j < V; ++j) dr[j] += g * (pr[j] - off);
+                else
+                    for (std::size_t j = 0; j < V; ++j) dr[j] = g * (pr[j] - off);
                 dr[targets[r]] -= g * on;
             }
         },
@@ -190,6 +268,7 @@ Var<T> cross_entropy(const Var<T>& logits, const std::vector<std::int32_t>& targ
     template Array<T> mask_from_bool(const xt::xarray<bool>&);                                             \
     template Var<T> softmax(const Var<T>&, long, const Array<T>*);                                         \
     template Var<T> log_softmax(const Var<T>&, long, const Array<T>*);                                     \
+    template Var<T> attention_softmax(const Var<T>&, const Array<T>*, const Array<T>*, bool, std::size_t); \
     template Var<T> cross_entropy(const Var<T>&, const std::vector<std::int32_t>&, const CrossEntropyOptions&);
 RELPOS_INST(float)
 RELPOS_INST(double)

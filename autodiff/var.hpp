@@ -129,4 +129,15 @@ inline T* grad_ptr(Node<T>& n) {
     return n.grad_buf().data();
 }
 
+// For kernels that write every element of a parent's gradient: returns the buffer and whether it
+// already holds gradient (then the kernel adds) or is fresh and uninitialised (then it assigns,
+// which saves a zero-fill and a read per element — most intermediate gradients have one consumer).
+template <class T>
+inline std::pair<T*, bool> grad_target(Node<T>& n) {
+    if (n.has_grad) return {n.grad.data(), true};
+    n.grad = uninit<T>(shape_of(n.value));
+    n.has_grad = true;
+    return {n.grad.data(), false};
+}
+
 }  // namespace relpos

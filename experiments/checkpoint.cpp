@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <type_traits>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -42,41 +43,97 @@ void write_raw(const std::string& path, const std::string& header, const void* d
     if (!f) throw CheckpointError(fmt::format("writing checkpoint file {} failed (disk full?)", path));
 }
 
+struct NpyHeader {
+    std::string descr;
+    Shape shape;
+    std::size_t data_offset = 0;  // bytes before the data
+    std::size_t item = 0;         // bytes per element
+};
+
 struct NpyData {
     std::string descr;
     Shape shape;
     std::string bytes;
 };
 
+CheckpointError bad_npy(const std::string& path, const std::string& why) {
+    return CheckpointError(fmt::format("checkpoint file {} is not a valid .npy file: {}", path, why));
+}
+
+// Parses the header at the start of `head` (the file's first bytes, at least 10) and checks that the
+// file holds exactly the data the header announces. Never trusts a number it read: a damaged file
+// gives a CheckpointError naming it, not an exception from std::stoull or a huge allocation.
+NpyHeader parse_npy_header(const std::string& path, const std::string& head, std::size_t file_size) {
+    if (head.size() < 10 || head.compare(0, 6, "\x93NUMPY") != 0) throw bad_npy(path, "bad magic");
+    if (head[6] != '\x01') throw bad_npy(path, fmt::format("format version {} is not supported (1.0 is)", int(static_cast<unsigned char>(head[6]))));
+    const std::size_t hlen = static_cast<unsigned char>(head[8]) | (static_cast<unsigned char>(head[9]) << 8);
+    if (head.size() < 10 + hlen || file_size < 10 + hlen) throw bad_npy(path, "truncated header");
+    const std::string dict = head.substr(10, hlen);
+    NpyHeader h;
+    h.data_offset = 10 + hlen;
+    const auto p = dict.find("'descr': '");
+    const auto q = p == std::string::npos ? p : dict.find('\'', p + 10);
+    if (q == std::string::npos) throw bad_npy(path, "no descr");
+    h.descr = dict.substr(p + 10, q - (p + 10));
+    if (dict.find("'fortran_order': False") == std::string::npos) throw bad_npy(path, "Fortran order is not supported");
+    const auto s0 = dict.find("'shape': (");
+    const auto s1 = s0 == std::string::npos ? s0 : dict.find(')', s0);
+    if (s1 == std::string::npos) throw bad_npy(path, "no shape");
+    std::stringstream ss(dict.substr(s0 + 10, s1 - (s0 + 10)));
+    std::string tok;
+    double count = 1;  // in double: a corrupt shape must not overflow into a plausible size
+    while (std::getline(ss, tok, ',')) {
+        const auto b = tok.find_first_not_of(' ');
+        if (b == std::string::npos) continue;
+        const auto e = tok.find_last_not_of(' ');
+        const std::string digits = tok.substr(b, e - b + 1);
+        if (digits.empty() || digits.size() > 15 || digits.find_first_not_of("0123456789") != std::string::npos)
+            throw bad_npy(path, fmt::format("bad shape entry '{}'", digits));
+        h.shape.push_back(std::stoull(digits));
+        count *= double(h.shape.back());
+    }
+    h.item = (h.descr == "<f4") ? 4 : (h.descr == "<f8" || h.descr == "<u8") ? 8 : 0;
+    if (!h.item) throw bad_npy(path, "unsupported dtype " + h.descr);
+    const std::size_t have = file_size - h.data_offset;
+    const double want = count * double(h.item);
+    if (double(have) < want)
+        throw bad_npy(path, fmt::format("truncated: {} bytes of data for shape {}", have, shape_str(h.shape)));
+    if (double(have) > want)
+        throw bad_npy(path, fmt::format("{} bytes of data, more than shape {} holds ({:.0f})", have, shape_str(h.shape), want));
+    return h;
+}
+
 NpyData read_raw(const std::string& path) {
     std::ifstream f(path, std::ios::binary);
     if (!f) throw CheckpointError(fmt::format("checkpoint file {} is missing", path));
     std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    auto bad = [&](const std::string& why) {
-        return CheckpointError(fmt::format("checkpoint file {} is not a valid .npy file: {}", path, why));
-    };
-    if (all.size() < 10 || all.compare(0, 6, "\x93NUMPY") != 0) throw bad("bad magic");
-    const std::size_t hlen = static_cast<unsigned char>(all[8]) | (static_cast<unsigned char>(all[9]) << 8);
-    if (all.size() < 10 + hlen) throw bad("truncated header");
-    const std::string dict = all.substr(10, hlen);
+    if (!f.eof() && f.fail()) throw CheckpointError(fmt::format("checkpoint file {} cannot be read", path));
+    const NpyHeader h = parse_npy_header(path, all, all.size());
     NpyData d;
-    auto p = dict.find("'descr': '");
-    if (p == std::string::npos) throw bad("no descr");
-    d.descr = dict.substr(p + 10, dict.find('\'', p + 10) - (p + 10));
-    if (dict.find("'fortran_order': False") == std::string::npos) throw bad("Fortran order is not supported");
-    auto s0 = dict.find("'shape': (");
-    if (s0 == std::string::npos) throw bad("no shape");
-    auto s1 = dict.find(')', s0);
-    std::stringstream ss(dict.substr(s0 + 10, s1 - (s0 + 10)));
-    std::string tok;
-    while (std::getline(ss, tok, ','))
-        if (tok.find_first_not_of(' ') != std::string::npos) d.shape.push_back(std::stoull(tok));
-    d.bytes = all.substr(10 + hlen);
-    std::size_t item = (d.descr == "<f4") ? 4 : (d.descr == "<f8" || d.descr == "<u8") ? 8 : 0;
-    if (!item) throw bad("unsupported dtype " + d.descr);
-    if (d.bytes.size() != numel(d.shape) * item)
-        throw bad(fmt::format("truncated: {} bytes of data for shape {}", d.bytes.size(), shape_str(d.shape)));
+    d.descr = h.descr;
+    d.shape = h.shape;
+    d.bytes = all.substr(h.data_offset);
     return d;
+}
+
+// The header only (and the file size): for checking a checkpoint without reading its data.
+NpyHeader read_npy_header(const std::string& path) {
+    std::error_code ec;
+    const auto size = fs::file_size(path, ec);
+    if (ec) throw CheckpointError(fmt::format("checkpoint file {} is missing", path));
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw CheckpointError(fmt::format("checkpoint file {} cannot be read", path));
+    std::string head(10, '\0');
+    f.read(head.data(), 10);
+    head.resize(static_cast<std::size_t>(f.gcount()));
+    if (head.size() == 10 && head.compare(0, 6, "\x93NUMPY") == 0) {
+        const std::size_t hlen = static_cast<unsigned char>(head[8]) | (static_cast<unsigned char>(head[9]) << 8);
+        std::string dict(hlen, '\0');
+        f.read(dict.data(), static_cast<std::streamsize>(hlen));
+        dict.resize(static_cast<std::size_t>(f.gcount()));
+        head += dict;
+    }
+    return parse_npy_header(path, head, static_cast<std::size_t>(size));
 }
 
 }  // namespace
@@ -174,19 +231,95 @@ void save_checkpoint(const std::string& dir, const nn::NamedParams<float>& param
     fs::remove_all(old);
 }
 
-TrainProgress load_checkpoint(const std::string& dir_in, const nn::NamedParams<float>& params, nn::Adam<float>* adam) {
+namespace {
+
+// The directory that holds the complete copy: `dir`, or `dir`.old when a save was interrupted between
+// its two renames.
+fs::path complete_copy(const std::string& dir_in) {
     fs::path dir(dir_in);
     if (!fs::exists(dir / "state.json") && fs::exists(fs::path(dir_in + ".old") / "state.json"))
         dir = dir_in + ".old";  // interrupted between the two renames of save_checkpoint
     if (!fs::exists(dir / "state.json"))
         throw CheckpointError(fmt::format("checkpoint {} is incomplete (no state.json)", dir_in));
+    return dir;
+}
+
+// state.json; adam_steps is returned separately (0 when absent and not needed).
+TrainProgress read_state(const fs::path& dir, bool need_adam_steps, std::size_t* adam_steps) {
     YAML::Node st;
     try {
         st = YAML::LoadFile((dir / "state.json").string());
     } catch (const std::exception& e) {
         throw CheckpointError(fmt::format("checkpoint {} has an unreadable state.json: {}", dir.string(), e.what()));
     }
-    // Check every shape first, so a mismatching checkpoint changes nothing.
+    if (!st.IsMap())
+        throw CheckpointError(fmt::format("checkpoint {} has a malformed state.json: not a JSON object", dir.string()));
+    auto field = [&](const char* key, auto& out, const char* what) {
+        try {
+            out = st[key].as<std::decay_t<decltype(out)>>();
+        } catch (const std::exception&) {
+            throw CheckpointError(fmt::format("checkpoint {} has a malformed state.json: '{}' is missing or not {}",
+                                              dir.string(), key, what));
+        }
+    };
+    TrainProgress pr;
+    field("step", pr.step, "a whole number");
+    field("epoch", pr.epoch, "a whole number");
+    field("batch_in_epoch", pr.batch_in_epoch, "a whole number");
+    field("tokens", pr.tokens, "a whole number");
+    field("best_valid_loss", pr.best_valid_loss, "a number");
+    field("elapsed_seconds", pr.elapsed_seconds, "a number");
+    field("config_hash", pr.config_hash, "a string");
+    if (need_adam_steps) field("adam_steps", *adam_steps, "a whole number");
+    return pr;
+}
+
+void check_shape(const fs::path& dir, const std::string& what, const std::string& name, const Shape& have,
+                 const Shape& want) {
+    if (have != want)
+        throw CheckpointError(fmt::format(
+            "checkpoint {} holds {} '{}' of shape {} but the model has {}: it was saved from a different model",
+            dir.string(), what, name, shape_str(have), shape_str(want)));
+}
+
+void check_float(const fs::path& file, const std::string& descr) {
+    if (descr != "<f4" && descr != "<f8")
+        throw CheckpointError(fmt::format("checkpoint file {} holds {} values, expected floats", file.string(), descr));
+}
+
+}  // namespace
+
+TrainProgress verify_checkpoint(const std::string& dir_in, const nn::NamedParams<float>& params, bool with_optimizer) {
+    const fs::path dir = complete_copy(dir_in);
+    std::size_t adam_steps = 0;
+    TrainProgress pr = read_state(dir, with_optimizer, &adam_steps);
+    for (const auto& [name, p] : params) {
+        const fs::path f = dir / "params" / (name + ".npy");
+        if (!fs::exists(f))
+            throw CheckpointError(fmt::format("checkpoint {} has no parameter '{}': it was saved from a different model",
+                                              dir.string(), name));
+        const NpyHeader h = read_npy_header(f.string());
+        check_float(f, h.descr);
+        check_shape(dir, "parameter", name, h.shape, p.shape());
+        if (!with_optimizer) continue;
+        for (const char* m : {".m.npy", ".v.npy"}) {
+            const fs::path g = dir / "optim" / (name + m);
+            const NpyHeader hm = read_npy_header(g.string());
+            check_float(g, hm.descr);
+            check_shape(dir, "optimiser state", name + m, hm.shape, p.shape());
+        }
+    }
+    const NpyHeader r = read_npy_header((dir / "rng.npy").string());
+    if (r.descr != "<u8" || r.shape != Shape{6})
+        throw CheckpointError(fmt::format("checkpoint {} has a malformed rng.npy", dir.string()));
+    return pr;
+}
+
+TrainProgress load_checkpoint(const std::string& dir_in, const nn::NamedParams<float>& params, nn::Adam<float>* adam) {
+    const fs::path dir = complete_copy(dir_in);
+    std::size_t adam_steps = 0;
+    TrainProgress pr = read_state(dir, adam != nullptr, &adam_steps);
+    // Read and check everything first, so a damaged or mismatching checkpoint changes nothing.
     std::vector<Array<float>> values;
     for (const auto& [name, p] : params) {
         const std::string f = (dir / "params" / (name + ".npy")).string();
@@ -194,23 +327,8 @@ TrainProgress load_checkpoint(const std::string& dir_in, const nn::NamedParams<f
             throw CheckpointError(fmt::format("checkpoint {} has no parameter '{}': it was saved from a different model",
                                               dir.string(), name));
         Array<float> a = read_npy<float>(f);
-        if (shape_of(a) != p.shape())
-            throw CheckpointError(fmt::format(
-                "checkpoint {} holds parameter '{}' of shape {} but the model has {}: it was saved from a different model",
-                dir.string(), name, shape_str(shape_of(a)), shape_str(p.shape())));
+        check_shape(dir, "parameter", name, shape_of(a), p.shape());
         values.push_back(std::move(a));
-    }
-    TrainProgress pr;
-    try {
-        pr.step = st["step"].as<std::uint64_t>();
-        pr.epoch = st["epoch"].as<std::uint64_t>();
-        pr.batch_in_epoch = st["batch_in_epoch"].as<std::uint64_t>();
-        pr.tokens = st["tokens"].as<std::uint64_t>();
-        pr.best_valid_loss = st["best_valid_loss"].as<double>();
-        pr.elapsed_seconds = st["elapsed_seconds"].as<double>();
-        pr.config_hash = st["config_hash"].as<std::string>();
-    } catch (const std::exception& e) {
-        throw CheckpointError(fmt::format("checkpoint {} has a malformed state.json: {}", dir.string(), e.what()));
     }
     auto rng = read_npy_u64((dir / "rng.npy").string());
     if (rng.size() != 6) throw CheckpointError(fmt::format("checkpoint {} has a malformed rng.npy", dir.string()));
@@ -220,9 +338,8 @@ TrainProgress load_checkpoint(const std::string& dir_in, const nn::NamedParams<f
         for (std::size_t i = 0; i < params.size(); ++i) {
             ms.push_back(read_npy<float>((dir / "optim" / (params[i].first + ".m.npy")).string()));
             vs.push_back(read_npy<float>((dir / "optim" / (params[i].first + ".v.npy")).string()));
-            if (shape_of(ms.back()) != params[i].second.shape() || shape_of(vs.back()) != params[i].second.shape())
-                throw CheckpointError(fmt::format("checkpoint {} has optimiser state of the wrong shape for '{}'",
-                                                  dir.string(), params[i].first));
+            check_shape(dir, "optimiser state", params[i].first + ".m.npy", shape_of(ms.back()), params[i].second.shape());
+            check_shape(dir, "optimiser state", params[i].first + ".v.npy", shape_of(vs.back()), params[i].second.shape());
         }
     }
     for (std::size_t i = 0; i < params.size(); ++i) {
@@ -234,7 +351,7 @@ TrainProgress load_checkpoint(const std::string& dir_in, const nn::NamedParams<f
             adam->first_moments()[i] = std::move(ms[i]);
             adam->second_moments()[i] = std::move(vs[i]);
         }
-        adam->set_steps(st["adam_steps"].as<std::size_t>());
+        adam->set_steps(adam_steps);
     }
     return pr;
 }

@@ -48,6 +48,11 @@ void save_checkpoint(const std::string& dir, const nn::NamedParams<float>& param
 // Returns the progress; restores the optimiser moments when adam != nullptr.
 TrainProgress load_checkpoint(const std::string& dir, const nn::NamedParams<float>& params, nn::Adam<float>* adam);
 bool checkpoint_exists(const std::string& dir);
+// Checks, without loading anything, that the checkpoint in `dir` (or its .old copy) is complete and fits
+// `params`: state.json readable, every .npy present with the right shape and exactly the bytes its
+// header announces (with_optimizer: the Adam moments too). Returns its progress. Throws CheckpointError
+// with the same sentences as load_checkpoint.
+TrainProgress verify_checkpoint(const std::string& dir, const nn::NamedParams<float>& params, bool with_optimizer);
 
 // Small JSON helpers shared by the runner (flat objects of numbers and strings).
 std::string json_escape(const std::string& s);

@@ -28,6 +28,10 @@ struct LoadedRun {
 
 LoadedRun load_run(const std::string& run_dir) {
     const fs::path dir(run_dir);
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec))
+        throw ConfigError(fmt::format("--run {}: {}", run_dir,
+                                      fs::exists(dir, ec) ? "is a file, not a run directory" : "no such directory"));
     if (!fs::exists(dir / "config.yaml"))
         throw ConfigError(fmt::format("--run {}: not a run directory (no config.yaml)", run_dir));
     LoadFlags flags;
@@ -70,9 +74,25 @@ std::vector<std::int32_t> encode_source(const LoadedRun& r, const std::string& l
     return ids;
 }
 
+// --out is checked before the (slow) decoding: its directory must exist, and it must not overwrite a
+// file of a finished run (a run directory with results.json is never touched).
+void check_out_path(const std::string& out) {
+    if (out.empty()) return;
+    std::error_code ec;
+    const fs::path p(out);
+    const fs::path parent = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+    if (fs::is_directory(p, ec)) throw DataError(fmt::format("--out {} is a directory; give a file name", out));
+    if (!fs::is_directory(parent, ec))
+        throw DataError(fmt::format("--out {}: directory {} does not exist", out, parent.string()));
+    if (fs::exists(parent / "results.json", ec))
+        throw DataError(fmt::format("--out {} is inside the finished run {}, whose files are never overwritten; "
+                                    "write the hypotheses elsewhere", out, parent.string()));
+}
+
 }  // namespace
 
 int cmd_eval(const EvalArgs& a) {
+    check_out_path(a.out);
     LoadedRun r = load_run(a.run_dir);
     auto src = read_lines(a.src, "--src");
     auto ref = read_lines(a.ref, "--ref");

@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "experiments/corpus.hpp"
+
 namespace relpos {
 
 namespace {
@@ -90,7 +92,20 @@ std::string read_text(const std::string& path) {
     if (!in) throw ConfigError(fmt::format("config file {} cannot be read", path));
     std::ostringstream ss;
     ss << in.rdbuf();
-    return ss.str();
+    std::string text = ss.str();
+    // YAML is Unicode text; yaml-cpp would pass stray bytes through into names, descriptions and results.json.
+    if (!is_valid_utf8(text)) {
+        std::size_t line = 1, start = 0;
+        for (;;) {
+            const std::size_t end = text.find('\n', start);
+            if (!is_valid_utf8(text.substr(start, end == std::string::npos ? std::string::npos : end - start))) break;
+            if (end == std::string::npos) break;
+            start = end + 1;
+            ++line;
+        }
+        throw ConfigError(fmt::format("config file {} line {} is not valid UTF-8 (a config is UTF-8 text)", path, line));
+    }
+    return text;
 }
 
 std::string mark_text(const std::string& path, const YAML::Mark& m) {

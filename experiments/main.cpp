@@ -1,12 +1,18 @@
 // relpos: the command line. run / report / eval / translate / list.
-// Exit codes: 0 success, 1 internal error, 2 bad input (config, data, checkpoint, usage),
-// 3 training stopped on a non-finite loss or gradient, 130 interrupted (checkpoint written).
+// Exit codes: 0 success, 1 internal error, out of memory or a failed file system operation (disk full),
+// 2 bad input (config, data, checkpoint, usage), 3 training stopped on a non-finite loss or gradient,
+// 130 interrupted (checkpoint written). Every error is one line on stderr starting with "error: "
+// (or "internal error: " for a bug). docs/reliability.md lists them.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <new>
 #include <iostream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "autodiff/blas.hpp"
 #include "experiments/checkpoint.hpp"
@@ -18,6 +24,16 @@
 #include "nn/options.hpp"
 
 using namespace relpos;
+
+namespace {
+// Messages end up on one stderr line whatever a library put in them.
+std::string one_line(std::string s) {
+    for (char& c : s)
+        if (c == '\n' || c == '\r') c = ' ';
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    return s;
+}
+}  // namespace
 
 int main(int argc, char** argv) {
     blas::tune_process(argv);
@@ -35,7 +51,7 @@ int main(int argc, char** argv) {
     run->add_option("config", run_config, "experiment YAML file, e.g. configs/quickstart.yaml")->required();
     run->add_option("overrides", run_overrides, "key=value overrides, e.g. train.epochs=2 model.position.k=4");
     run->add_option("--jobs,-j", jobs, "sweep points to run side by side (threads are split between them)")
-        ->check(CLI::PositiveNumber);
+        ->check(CLI::Range(std::size_t(1), std::size_t(4096)));
     run->add_option("--shard", shard, "run only points i, i+n, i+2n, ... (0-based i/n; e.g. a Slurm array task)");
     run->add_flag("--quiet,-q", quiet, "no live progress line");
     bool list_points = false;
@@ -64,11 +80,26 @@ int main(int argc, char** argv) {
     // ---- list
     auto* list = app.add_subcommand("list", "Registered position encodings and synthetic tasks, with their options");
 
+    if (argc > 1 && argv[1][0] != '-') {  // CLI11 would only say that a subcommand is required
+        const std::string cmd = argv[1];
+        std::vector<std::string> names;
+        for (const auto* s : app.get_subcommands({})) names.push_back(s->get_name());
+        if (std::find(names.begin(), names.end(), cmd) == names.end()) {
+            fmt::print(stderr, "error: '{}' is not a relpos command; the commands are {} (relpos --help shows them)\n",
+                       one_line(cmd), fmt::join(names, ", "));
+            return 2;
+        }
+    }
     try {
         app.parse(argc, argv);
+    } catch (const CLI::Success& e) {  // --help
+        return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        const int rc = app.exit(e);
-        return rc == 0 ? 0 : 2;
+        // A usage mistake is one line like every other bad input (CLI11 would add a second one).
+        std::string sub;
+        for (const auto* s : app.get_subcommands()) sub = " " + s->get_name();
+        fmt::print(stderr, "error: {} (relpos{} --help shows the usage)\n", one_line(e.what()), sub);
+        return 2;
     }
     try {
         if (*run) {
@@ -84,19 +115,26 @@ int main(int argc, char** argv) {
         if (*tr) return cmd_translate(ta);
         if (*list) return cmd_list();
     } catch (const ConfigError& e) {
-        fmt::print(stderr, "error: {}\n", e.what());
+        fmt::print(stderr, "error: {}\n", one_line(e.what()));
         return 2;
     } catch (const nn::OptionError& e) {
-        fmt::print(stderr, "error: {}\n", e.what());
+        fmt::print(stderr, "error: {}\n", one_line(e.what()));
         return 2;
     } catch (const DataError& e) {
-        fmt::print(stderr, "error: {}\n", e.what());
+        fmt::print(stderr, "error: {}\n", one_line(e.what()));
         return 2;
     } catch (const CheckpointError& e) {
-        fmt::print(stderr, "error: {}\n", e.what());
+        fmt::print(stderr, "error: {}\n", one_line(e.what()));
         return 2;
+    } catch (const std::bad_alloc&) {
+        fmt::print(stderr, "error: out of memory (a smaller model, batch_tokens or eval.batch_tokens needs less)\n");
+        return 1;
+    } catch (const std::filesystem::filesystem_error& e) {
+        // The disk, not the input: full, read-only, or changed under the run.
+        fmt::print(stderr, "error: cannot read or write files: {}\n", one_line(e.what()));
+        return 1;
     } catch (const std::exception& e) {
-        fmt::print(stderr, "internal error: {}\n", e.what());
+        fmt::print(stderr, "internal error: {}\n", one_line(e.what()));
         return 1;
     }
     return 0;

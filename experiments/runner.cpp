@@ -81,6 +81,25 @@ void write_atomic(const fs::path& path, const std::string& text) {
 
 constexpr std::uint64_t SYNTHETIC_DATA_SEED = 20180306;  // data stays fixed across model seeds
 
+double physical_memory_bytes() {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? double(pages) * double(page) : 1e12;
+}
+
+// Synthetic sizes that cannot fit in memory are config errors, found before generating anything.
+void check_synthetic_fits(const ExperimentConfig& cfg) {
+    const auto& s = cfg.data.synthetic;
+    // an example: two vectors of int32 ids (source, target) plus their headers
+    auto bytes = [](long n, const LengthRange& r) { return double(n) * (2.0 * 4.0 * double(r.max) + 64.0); };
+    const double need = bytes(s.train_size, s.train_len) + bytes(s.valid_size, s.train_len) + bytes(s.test_size, s.test_len);
+    const double have = physical_memory_bytes();
+    if (need <= have / 2) return;
+    const char* key = bytes(s.train_size, s.train_len) >= bytes(s.test_size, s.test_len) ? "train_size" : "test_size";
+    throw ConfigError(fmt::format("{}: data.synthetic.{}: the synthetic examples would need about {:.3g} GiB, more than "
+                                  "half of this machine's {:.0f} GiB; use fewer or shorter examples",
+                                  cfg.source, key, need / (1 << 30), have / (1 << 30)));
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- data
@@ -103,13 +122,22 @@ Dataset load_dataset(const ExperimentConfig& cfg, const std::string& cache_dir,
     const auto tasks = synthetic_task_names();
     if (std::find(tasks.begin(), tasks.end(), dc.task) != tasks.end()) {
         d.synthetic = true;
+        check_synthetic_fits(cfg);
         const auto& s = dc.synthetic;
         const std::size_t ns = static_cast<std::size_t>(s.n_symbols);
+        // The generator's own limits (e.g. n_symbols) are reported against the config that set them.
+        auto located = [&](auto&& f) {
+            try {
+                return f();
+            } catch (const DataError& e) {
+                throw DataError(fmt::format("{}: data.synthetic: {}", cfg.source, e.what()));
+            }
+        };
         d.vocab = synthetic_vocab_size(ns);
-        d.train = generate(dc.task, s.train_size, s.train_len.min, s.train_len.max, ns, SYNTHETIC_DATA_SEED);
+        d.train = located([&] { return generate(dc.task, s.train_size, s.train_len.min, s.train_len.max, ns, SYNTHETIC_DATA_SEED); });
         auto make_split = [&](std::size_t n, const LengthRange& r, std::uint64_t seed) {
             EvalSplit e;
-            e.examples = generate(dc.task, n, r.min, r.max, ns, seed);
+            e.examples = located([&] { return generate(dc.task, n, r.min, r.max, ns, seed); });
             for (auto& ex : e.examples) {
                 e.sources.push_back(format_ids(ex.src));
                 e.refs.push_back(format_ids(ex.tgt));
@@ -124,11 +152,25 @@ Dataset load_dataset(const ExperimentConfig& cfg, const std::string& cache_dir,
         say(fmt::format("synthetic task {}: {} training examples (lengths {}-{}), vocabulary {}", dc.task,
                         d.train.size(), s.train_len.min, s.train_len.max, d.vocab));
     } else if (dc.task == "multi30k") {
-        ParallelCorpus train = load_multi30k(dc.dir, "train", dc.src, dc.tgt, dc.tokenized, "key data.dir = " + dc.dir);
+        const std::string ctx = fmt::format("key data.dir = {} in {}", dc.dir, cfg.source);
+        // Every file is read and checked (present, UTF-8, line-aligned) before the subword model is
+        // trained and cached, so that a bad file is reported before anything is written.
+        ParallelCorpus train = load_multi30k(dc.dir, "train", dc.src, dc.tgt, dc.tokenized, ctx);
+        std::map<std::string, ParallelCorpus> corpora;
+        std::map<std::string, std::vector<std::string>> raw_refs;
+        for (const auto& name : wanted) {
+            corpora[name] = name == "train" ? train : load_multi30k(dc.dir, name, dc.src, dc.tgt, dc.tokenized, ctx);
+            raw_refs[name] = dc.tokenized ? load_multi30k(dc.dir, name, dc.src, dc.tgt, false, ctx).tgt : corpora[name].tgt;
+        }
         SubwordOptions so;
         so.vocab_size = static_cast<std::size_t>(dc.vocab_size);
         so.model_type = dc.subword_model;
-        d.subword = std::make_shared<Subword>(Subword::train_or_load(joint_sentences(train), so, cache_dir));
+        try {
+            d.subword = std::make_shared<Subword>(Subword::train_or_load(joint_sentences(train), so, cache_dir));
+        } catch (const DataError& e) {
+            const bool training = std::string(e.what()).rfind("SentencePiece training failed", 0) == 0;
+            throw DataError(fmt::format("{}: {}{}", cfg.source, training ? "data.vocab_size: " : "", e.what()));
+        }
         say(fmt::format("subword vocabulary: {} pieces ({} {})", d.subword->vocab_size(),
                         d.subword->trained() ? "trained, cached at" : "reused from", d.subword->model_path()));
         d.vocab = d.subword->vocab_size();
@@ -140,12 +182,12 @@ Dataset load_dataset(const ExperimentConfig& cfg, const std::string& cache_dir,
         say(fmt::format("multi30k {}->{}{}: {} training pairs ({} longer than {} subwords dropped)", dc.src, dc.tgt,
                         dc.tokenized ? " (tokenized, lowercased)" : "", d.train.size(), dropped, dc.max_len));
         for (const auto& name : wanted) {
-            ParallelCorpus c = name == "train" ? train : load_multi30k(dc.dir, name, dc.src, dc.tgt, dc.tokenized, "key data.dir = " + dc.dir);
+            ParallelCorpus& c = corpora.at(name);
             EvalSplit e;
             e.examples = encode_corpus(*d.subword, c);
-            e.sources = c.src;
-            e.refs = c.tgt;
-            e.refs_raw = dc.tokenized ? load_multi30k(dc.dir, name, dc.src, dc.tgt, false, "key data.dir = " + dc.dir).tgt : c.tgt;
+            e.sources = std::move(c.src);
+            e.refs = std::move(c.tgt);
+            e.refs_raw = std::move(raw_refs.at(name));
             d.splits[name] = std::move(e);
         }
     } else {
@@ -166,8 +208,31 @@ Dataset load_dataset(const ExperimentConfig& cfg, const std::string& cache_dir,
 
 // ---------------------------------------------------------------- model
 
+namespace {
+
+// A model that cannot fit in memory is a config error, reported before any allocation (an absurd
+// d_model would otherwise end in std::bad_alloc, an OOM kill, or a size_t overflow inside xtensor).
+void check_model_fits(const ExperimentConfig& cfg, std::size_t vocab) {
+    const auto& m = cfg.model;
+    const double d = double(m.d_model), ff = double(m.d_ff), V = double(vocab);
+    const double E = double(m.encoder_layers), D = double(m.decoder_layers);
+    // embeddings + output projection, then per layer: attention (4 d^2) and feed-forward (2 d d_ff);
+    // a decoder layer has a second (cross) attention.
+    const double params = 2 * V * d + E * (4 * d * d + 2 * d * ff) + D * (8 * d * d + 2 * d * ff);
+    const double need = params * sizeof(float) * 4;  // weights, gradients, Adam's two moments
+    const double have = physical_memory_bytes();
+    if (need <= have) return;
+    throw ConfigError(fmt::format(
+        "{}: model.d_model: a model with d_model {}, d_ff {} and {} + {} layers has at least {:.3g} parameters and "
+        "needs at least {:.3g} GiB to train, more than this machine's {:.0f} GiB; make it smaller",
+        cfg.source, m.d_model, m.d_ff, m.encoder_layers, m.decoder_layers, params, need / (1 << 30), have / (1 << 30)));
+}
+
+}  // namespace
+
 std::unique_ptr<nn::Transformer<float>> build_model(const ExperimentConfig& cfg, std::size_t vocab,
                                                     std::size_t longest_source, std::size_t longest_target) {
+    check_model_fits(cfg, vocab);
     const auto& m = cfg.model;
     nn::TransformerConfig tc;
     tc.src_vocab = tc.tgt_vocab = vocab;
@@ -351,6 +416,57 @@ void write_attention_map(const nn::Transformer<float>& model, const Dataset& dat
     write_atomic(file, text);
 }
 
+std::string slurp(const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+// Nothing can be created under a results_dir that runs through a regular file or an unwritable
+// directory: found before the data is loaded (root ignores permissions, not file types).
+void check_results_dir(const std::string& config_path, const fs::path& exp_dir) {
+    std::error_code ec;
+    fs::path p = exp_dir;
+    while (!p.empty() && !fs::exists(p, ec)) p = p.parent_path();
+    if (p.empty()) p = ".";
+    const auto fail = [&](const std::string& why) {
+        throw ConfigError(fmt::format("{}: results_dir: cannot create {}: {}", config_path, exp_dir.string(), why));
+    };
+    if (!fs::is_directory(p, ec)) fail(fmt::format("{} is a file, not a directory", p.string()));
+    if (::access(p.c_str(), W_OK | X_OK) != 0) fail(fmt::format("{} is not writable", p.string()));
+}
+
+// The run directory a point already has, checked before anything is printed or written: a finished
+// run must come from the same config (it is skipped, never redone); an interrupted run resumes only
+// from a complete checkpoint of the same config and model shape.
+void check_existing_run(const SweepPoint& p, const fs::path& run_dir, const nn::Transformer<float>& model) {
+    const ExperimentConfig& cfg = p.config;
+    const std::string hash = config_hash(cfg);
+    std::error_code ec;
+    const fs::path results = run_dir / "results.json";
+    if (fs::exists(results, ec)) {
+        const std::string text = slurp(results);
+        if (text.find("\"config_hash\": \"") == std::string::npos)
+            throw ConfigError(fmt::format("{}: run {} has a results.json without a config_hash, so it cannot be matched "
+                                          "to this config; move {} away (finished runs are never overwritten)",
+                                          cfg.source, p.id, run_dir.string()));
+        if (text.find(fmt::format("\"config_hash\": \"{}\"", hash)) == std::string::npos)
+            throw ConfigError(fmt::format(
+                "{}: run {} already finished with a different configuration; use another experiment name or move "
+                "{} away (finished runs are never overwritten)",
+                cfg.source, p.id, run_dir.string()));
+        return;
+    }
+    const std::string last = (run_dir / "checkpoints" / "last").string();
+    if (!checkpoint_exists(last) && !checkpoint_exists(last + ".old")) return;  // starts afresh
+    const TrainProgress pr = verify_checkpoint(last, {}, false);  // state.json only: the config comes first
+    if (pr.config_hash != hash)
+        throw ConfigError(fmt::format(
+            "{}: run {} was started with a different configuration (its checkpoint {} has config hash {}, this config "
+            "{}), and resuming would mix the two; use the settings in {}, another experiment name, or move {} away",
+            cfg.source, p.id, last, pr.config_hash, hash, (run_dir / "config.yaml").string(), run_dir.string()));
+    verify_checkpoint(last, model.named_parameters(), true);
+}
+
 // Returns 0 (done or skipped), 3 (non-finite), 130 (interrupted).
 int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
     const ExperimentConfig& cfg = pc.point->config;
@@ -371,9 +487,16 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
     }
     fs::create_directories(pc.run_dir);
     RunLog log(pc.run_dir / "log.txt", progress, tag);
-    if (!fs::exists(pc.run_dir / "config.yaml")) write_atomic(pc.run_dir / "config.yaml", to_yaml(cfg));
-    if (data.subword && !fs::exists(pc.run_dir / "subword.model"))  // the run is self-contained for eval/translate
-        fs::copy_file(data.subword->model_path(), pc.run_dir / "subword.model");
+    const std::string last = (pc.run_dir / "checkpoints" / "last").string();
+    const bool resuming = checkpoint_exists(last) || checkpoint_exists(last + ".old");
+    if (!resuming) {
+        // A fresh start (a new run, or one killed before its first checkpoint, perhaps under another config):
+        // nothing of an earlier attempt may leak into it, e.g. a best checkpoint that epochs: 0 would evaluate.
+        fs::remove_all(pc.run_dir / "checkpoints");
+        write_atomic(pc.run_dir / "config.yaml", to_yaml(cfg));
+    }
+    if (data.subword && (!resuming || !fs::exists(pc.run_dir / "subword.model")))  // self-contained for eval/translate
+        fs::copy_file(data.subword->model_path(), pc.run_dir / "subword.model", fs::copy_options::overwrite_existing);
 
     auto model = build_model(cfg, data.vocab, data.longest_source, data.longest_target);
     log(fmt::format("model: {} parameters; {} threads", model->num_parameters(), pc.threads));
@@ -458,9 +581,10 @@ int run_experiment(const std::string& config_path, const std::vector<std::string
     // Validate every point's model before any work starts (position options, learned lengths come
     // after the data is loaded, below).
     for (auto& p : points) build_model(p.config, 16);
+    check_results_dir(config_path, exp_dir);
 
-    // Data-dependent checks (learned-position limits) before anything is written for the runs. Data
-    // messages are held back so that a config error prints one line.
+    // Data-dependent checks (learned-position limits) and the state of existing runs, before anything
+    // is written for the runs. Data messages are held back so that an error prints one line.
     std::vector<std::string> data_messages;
     std::map<std::string, std::shared_ptr<Dataset>> datasets;
     std::mutex mu;
@@ -474,12 +598,24 @@ int run_experiment(const std::string& config_path, const std::vector<std::string
         for (auto& e : c.eval.splits) k += "|" + e;
         return k;
     };
-    for (auto& p : points) {
-        auto& slot = datasets[data_key(p.config)];
-        if (!slot)
-            slot = std::make_shared<Dataset>(load_dataset(p.config, (exp_dir / "subword").string(),
-                                                          [&](const std::string& s) { data_messages.push_back(s); }));
-        build_model(p.config, slot->vocab, slot->longest_source, slot->longest_target);
+    std::error_code ec;
+    fs::path existing = exp_dir;  // the deepest directory that exists before anything is written
+    while (!existing.empty() && !fs::exists(existing, ec)) existing = existing.parent_path();
+    try {
+        for (auto& p : points) {
+            auto& slot = datasets[data_key(p.config)];
+            if (!slot)
+                slot = std::make_shared<Dataset>(load_dataset(p.config, (exp_dir / "subword").string(),
+                                                              [&](const std::string& s) { data_messages.push_back(s); }));
+            auto model = build_model(p.config, slot->vocab, slot->longest_source, slot->longest_target);
+            check_existing_run(p, exp_dir / "runs" / p.id, *model);
+        }
+    } catch (...) {
+        // A failed subword training may have created the (empty) cache directory and its parents:
+        // leave no trace of a run that never started.
+        for (fs::path p = exp_dir / "subword"; !p.empty() && p != existing; p = p.parent_path())
+            if (!fs::remove(p, ec) && ec) break;  // not empty (or not ours): stop
+        throw;
     }
     auto dataset_for = [&](const ExperimentConfig& c) { return datasets.at(data_key(c)); };
 

@@ -82,36 +82,10 @@ Var<T> MultiHeadAttention<T>::forward(const Var<T>& x, const Var<T>& kv, const A
     for (auto& h : hooks)
         if (Var<T> b = h->logit_bias(q, Lk, q_offset); b.defined()) logits = logits + b;
 
-    // One additive mask (B, H, Lq, Lk): key padding, the user's attention mask, and causality
-    // (query at absolute position q_offset + i sees keys j <= q_offset + i).
-    const bool causal = site_.causal() && Lk > q_offset + 1;  // some key lies in some query's future
-    const bool any_mask = causal || (mask && (mask->has_key_padding || mask->has_attn));
-    Array<T> m;
-    if (any_mask) {
-        const T ninf = -std::numeric_limits<T>::infinity();
-        m = zeros<T>({B, heads_, Lq, Lk});
-        if (mask && mask->has_key_padding && shape_of(mask->key_padding) != Shape{B, Lk})
-            shape_fail("attention", fmt::format("key padding mask must be (B={}, Lk={}), got {}", B, Lk,
-                                                shape_str(shape_of(mask->key_padding))));
-        if (mask && mask->has_attn && shape_of(mask->attn) != Shape{Lq, Lk})
-            shape_fail("attention", fmt::format("attention mask must be (Lq={}, Lk={}), got {}", Lq, Lk,
-                                                shape_str(shape_of(mask->attn))));
-        T* pm = m.data();
-        for (std::size_t b = 0; b < B; ++b)
-            for (std::size_t i = 0; i < Lq; ++i) {
-                T* row = pm + ((b * heads_) * Lq + i) * Lk;
-                for (std::size_t j = 0; j < Lk; ++j) {
-                    T a = 0;
-                    if (mask && mask->has_key_padding) a += mask->key_padding(b, j);
-                    if (mask && mask->has_attn) a += mask->attn(i, j);
-                    if (site_.causal() && j > q_offset + i) a = ninf;
-                    row[j] = a;
-                }
-                for (std::size_t h = 1; h < heads_; ++h)
-                    std::copy_n(row, Lk, pm + ((b * heads_ + h) * Lq + i) * Lk);
-            }
-    }
-    Var<T> attn = softmax(logits, -1, any_mask ? &m : nullptr);  // (B, H, Lq, Lk)
+    // Masks applied inside the softmax: key padding, the user's attention mask, and causality (query
+    // at absolute position q_offset + i sees keys j <= q_offset + i).
+    Var<T> attn = attention_softmax(logits, mask && mask->has_key_padding ? &mask->key_padding : nullptr,
+                                    mask && mask->has_attn ? &mask->attn : nullptr, site_.causal(), q_offset);
     if (weights) *weights = attn;
     attn = attn_drop->forward(attn);
     Var<T> out = matmul(attn, v);  // (B, H, Lq, d)

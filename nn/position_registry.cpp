@@ -11,6 +11,9 @@ void register_none(PositionRegistry&);
 void register_sinusoidal(PositionRegistry&);
 void register_learned(PositionRegistry&);
 void register_shaw(PositionRegistry&);
+void register_rope(PositionRegistry&);
+void register_alibi(PositionRegistry&);
+void register_t5(PositionRegistry&);
 
 PositionRegistry& position_registry() {
     static PositionRegistry reg = [] {
@@ -19,6 +22,9 @@ PositionRegistry& position_registry() {
         register_sinusoidal(r);
         register_learned(r);
         register_shaw(r);
+        register_rope(r);
+        register_alibi(r);
+        register_t5(r);
         return r;
     }();
     return reg;

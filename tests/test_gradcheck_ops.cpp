@@ -254,3 +254,19 @@ TEST_CASE("gradcheck/linear", "[gradcheck]") {
     require_gradcheck([&] { return linear(x, w, b); }, {x, w, b});
     require_gradcheck([&] { return linear(x, w, V()); }, {x, w});
 }
+
+TEST_CASE("gradcheck/attention_softmax", "[gradcheck]") {
+    V x = leaf({2, 2, 3, 5}, 67);
+    Array<double> kp = zeros<double>({2, 5}), am = randn<double>({3, 5}, 68);
+    kp(1, 4) = kp(1, 3) = -std::numeric_limits<double>::infinity();
+    require_gradcheck([&] { return attention_softmax(x, &kp, &am, false, 0); }, {x});
+    require_gradcheck([&] { return attention_softmax<double>(x, &kp, nullptr, true, 1); }, {x});
+    // equals softmax with the same masks materialised
+    Array<double> full = zeros<double>({2, 2, 3, 5});
+    for (std::size_t b = 0; b < 2; ++b)
+        for (std::size_t h = 0; h < 2; ++h)
+            for (std::size_t i = 0; i < 3; ++i)
+                for (std::size_t j = 0; j < 5; ++j)
+                    full(b, h, i, j) = kp(b, j) + am(i, j) + (j > i + 1 ? -std::numeric_limits<double>::infinity() : 0.0);
+    require_close(attention_softmax(x, &kp, &am, true, 1).value(), softmax(x, -1, &full).value(), 1e-14);
+}

@@ -1,0 +1,228 @@
+// relpos benchmarks (`make bench`): training-step throughput and peak memory for the three shapes of
+// the performance issue (absolute and Shaw relative), one relative attention layer against plain
+// attention across lengths, and achieved GFLOP/s against this machine's measured sgemm peak.
+//
+// Each measurement runs in a forked child so its peak RSS is its own; warm-up steps are not timed;
+// medians are reported. The PyTorch yardstick (bench/compare_torch.sh) prints the same figures.
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "autodiff/blas.hpp"
+#include "nn/optim.hpp"
+#include "nn/transformer.hpp"
+
+using namespace relpos;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+double peak_rss_mib() {
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    return double(ru.ru_maxrss) / 1024.0;
+}
+
+// Runs f in a child process; f writes up to a few numbers, returned to the parent.
+std::vector<double> in_child(const std::function<std::vector<double>()>& f) {
+    int fd[2];
+    if (pipe(fd) != 0) return {};
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        std::vector<double> r = f();
+        r.push_back(peak_rss_mib());
+        const std::size_t n = r.size();
+        if (write(fd[1], &n, sizeof n) < 0 || write(fd[1], r.data(), n * sizeof(double)) < 0) _exit(1);
+        _exit(0);
+    }
+    close(fd[1]);
+    std::size_t n = 0;
+    std::vector<double> r;
+    if (read(fd[0], &n, sizeof n) == sizeof n) {
+        r.resize(n);
+        if (read(fd[0], r.data(), n * sizeof(double)) != ssize_t(n * sizeof(double))) r.clear();
+    }
+    close(fd[0]);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    return r;
+}
+
+struct BenchShape {
+    const char* name;
+    std::size_t d, heads, ff, layers, vocab, batch, len;
+};
+const BenchShape kShapes[] = {
+    {"tiny", 64, 4, 256, 2, 1000, 32, 20},
+    {"small", 256, 8, 1024, 3, 8000, 64, 30},
+    {"base-short", 512, 8, 2048, 6, 8000, 16, 32},
+};
+
+// Matmul FLOPs of one training step (forward x 3), counted as torch_ref.py counts them: dense
+// gemms of the projections, attention products, FFN and output layer; relative terms excluded.
+double step_flops(const BenchShape& s) {
+    const double B = double(s.batch), L = double(s.len), d = double(s.d), ff = double(s.ff), V = double(s.vocab);
+    const double N = B * L;
+    const double proj = 2 * N * d * d;          // one d x d projection
+    const double attn = 2 * 2 * B * L * L * d;  // q k^T and a v over all heads
+    const double ffn = 2 * 2 * N * d * ff;
+    const double enc = 4 * proj + attn + ffn;
+    const double dec = 8 * proj + 2 * attn + ffn;  // self + cross
+    const double out = 2 * N * d * V;
+    return 3 * (double(s.layers) * (enc + dec) + out);
+}
+
+std::vector<double> train_step_bench(const BenchShape& s, bool rel, int steps, int warmup) {
+    nn::TransformerConfig c;
+    c.src_vocab = c.tgt_vocab = s.vocab;
+    c.dims.d_model = s.d;
+    c.dims.heads = s.heads;
+    c.dims.d_ff = s.ff;
+    c.encoder_layers = c.decoder_layers = s.layers;
+    c.share_embeddings = "none";  // as torch_ref.py's default (--tie none)
+    c.seed = 1;
+    auto pf = [&](const nn::PositionContext& ctx) {
+        std::vector<std::shared_ptr<nn::PositionEncoding<float>>> v;
+        nn::MapOptions o(rel ? std::map<std::string, std::string>{{"k", "16"}} : std::map<std::string, std::string>{});
+        v.push_back(nn::make_position<float>(rel ? "shaw" : "sinusoidal", o, ctx));
+        return v;
+    };
+    nn::Transformer<float> model(c, pf);
+    nn::Adam<float> opt(model.named_parameters());
+    Rng rng(7);
+    const std::size_t B = s.batch, L = s.len;
+    std::vector<std::int32_t> src(B * L), tin(B * L), tout(B * L);
+    for (auto& x : src) x = 4 + std::int32_t(rng.below(s.vocab - 4));
+    for (auto& x : tout) x = 4 + std::int32_t(rng.below(s.vocab - 4));
+    for (std::size_t b = 0; b < B; ++b) {
+        tin[b * L] = 2;
+        for (std::size_t t = 1; t < L; ++t) tin[b * L + t] = tout[b * L + t - 1];
+    }
+    std::vector<double> times;
+    for (int it = 0; it < warmup + steps; ++it) {
+        const auto t0 = Clock::now();
+        opt.zero_grad();
+        auto m = model.padding_mask(src, B, L);
+        auto mem = model.encode(src, B, L, m);
+        auto logits = model.decode(tin, B, L, mem, m);
+        CrossEntropyOptions o;
+        o.label_smoothing = 0.1;
+        auto loss = cross_entropy(logits, tout, o);
+        logits = Var<float>();
+        mem = Var<float>();
+        loss.backward();
+        opt.step(1e-4);
+        if (it >= warmup) times.push_back(seconds_since(t0));
+    }
+    const double med = median(times);
+    return {double(B * L) / med, med * 1e3, double(model.num_parameters()), step_flops(s) / med / 1e9};
+}
+
+// One self-attention layer (B=4, d=256, h=8) forward + backward: plain or Shaw k = 16.
+std::vector<double> attention_bench(std::size_t L, bool rel, int reps) {
+    const std::size_t B = 4, d = 256, H = 8;
+    Rng init(3), drop(4);
+    std::vector<std::shared_ptr<nn::PositionEncoding<float>>> pos;
+    if (rel) {
+        nn::MapOptions o(std::map<std::string, std::string>{{"k", "16"}});
+        pos.push_back(nn::make_position<float>("shaw", o, {d, H, nn::Side::Encoder, &init}));
+    }
+    nn::AttentionSite site{nn::AttentionSite::EncoderSelf, 0, H, d / H};
+    nn::MultiHeadAttention<float> mha(d, H, 0.0, site, pos, init, drop);
+    Array<float> xv = uninit<float>({B, L, d});
+    for (auto& v : xv) v = float(init.normal());
+    std::vector<double> times;
+    for (int it = 0; it < reps + 1; ++it) {
+        Var<float> x(xv, true);
+        const auto t0 = Clock::now();
+        Var<float> y = mha.forward(x, x, nullptr);
+        y.backward(full<float>(y.shape(), 1.f));
+        if (it > 0) times.push_back(seconds_since(t0));
+        mha.zero_grad();
+    }
+    return {median(times) * 1e3};
+}
+
+// sgemm peak: large square products, best of several.
+double gemm_peak_gflops() {
+    const std::size_t n = 2048;
+    std::vector<float> a(n * n, 1.f), b(n * n, 0.5f), c(n * n);
+    double best = 0;
+    for (int i = 0; i < 5; ++i) {
+        const auto t0 = Clock::now();
+        blas::gemm(false, false, n, n, n, 1.f, a.data(), n, b.data(), n, 0.f, c.data(), n);
+        best = std::max(best, 2.0 * double(n) * n * n / seconds_since(t0) / 1e9);
+    }
+    return best;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    blas::tune_process(argv);
+    CLI::App app{"relpos benchmarks: training steps, relative attention, gemm peak (medians)"};
+    int threads = 1, steps = 10, warmup = 3, reps = 5;
+    std::vector<std::string> only;
+    bool no_attention = false;
+    app.add_option("--threads", threads, "BLAS threads (relpos uses no other thread pool)");
+    app.add_option("--steps", steps, "timed training steps per shape");
+    app.add_option("--warmup", warmup, "untimed warm-up steps");
+    app.add_option("--reps", reps, "timed repetitions of the attention layer");
+    app.add_option("--only", only, "shapes to run: tiny, small, base-short (default all)");
+    app.add_flag("--no-attention", no_attention, "skip the attention-layer sweep");
+    CLI11_PARSE(app, argc, argv);
+    blas::set_num_threads(threads);
+
+    fmt::print("relpos bench: {} BLAS thread(s), OpenBLAS kernels {}\n", threads, blas::core_name());
+    auto peak = in_child([] { return std::vector<double>{gemm_peak_gflops()}; });
+    const double gpeak = peak.empty() ? 0 : peak[0];
+    fmt::print("sgemm peak (2048^3, best of 5): {:.1f} GFLOP/s\n\n", gpeak);
+
+    fmt::print("{:<11} {:<4} {:>10} {:>12} {:>10} {:>9} {:>8} {:>10}\n", "shape", "pe", "params", "tgt tok/s",
+               "ms/step", "GFLOP/s", "of peak", "peak MiB");
+    for (const BenchShape& s : kShapes) {
+        if (!only.empty() && std::find(only.begin(), only.end(), s.name) == only.end()) continue;
+        for (bool rel : {false, true}) {
+            auto r = in_child([&] { return train_step_bench(s, rel, steps, warmup); });
+            if (r.size() < 5) {
+                fmt::print("{:<11} {:<4} failed\n", s.name, rel ? "rel" : "abs");
+                continue;
+            }
+            fmt::print("{:<11} {:<4} {:>10.0f} {:>12.0f} {:>10.1f} {:>9.1f} {:>7.0f}% {:>10.0f}\n", s.name,
+                       rel ? "rel" : "abs", r[2], r[0], r[1], r[3], gpeak > 0 ? 100 * r[3] / gpeak : 0, r[4]);
+            std::fflush(stdout);
+        }
+    }
+    if (!no_attention) {
+        fmt::print("\none self-attention layer, B=4 d=256 h=8, forward+backward (median of {}):\n", reps);
+        fmt::print("{:>6} {:>12} {:>12} {:>8} {:>14} {:>14}\n", "L", "plain ms", "shaw k=16 ms", "ratio", "plain MiB",
+                   "shaw MiB");
+        for (std::size_t L : {32, 128, 512, 1024}) {
+            auto p = in_child([&] { return attention_bench(L, false, reps); });
+            auto r = in_child([&] { return attention_bench(L, true, reps); });
+            if (p.size() < 2 || r.size() < 2) continue;
+            fmt::print("{:>6} {:>12.1f} {:>12.1f} {:>7.2f}x {:>14.0f} {:>14.0f}\n", L, p[0], r[0], r[0] / p[0], p[1], r[1]);
+            std::fflush(stdout);
+        }
+    }
+    return 0;
+}

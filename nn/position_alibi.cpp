@@ -1,0 +1,77 @@
+// `alibi`: attention with linear biases (Press, Smith & Lewis 2022). No position embeddings and no
+// parameters: each head h adds a penalty proportional to the query-key distance to its logits,
+//
+//   softmax(q_i Kᵀ + m_h · [-(i - 1), ..., -2, -1, 0])        (sec. 3, causal)
+//
+// i.e. bias_hij = -m_h (i - j) for keys j <= i. In the causal decoder the future keys are masked, so
+// their bias is left at 0; in the (bidirectional) encoder it is -m_h |i - j|. Queries sit at absolute
+// positions q_offset + i and keys at j, so an incremental-decoding step gets the row of the full bias.
+// The slopes m_h are the paper's geometric sequence (alibi_slopes below). Self-attention only; with
+// cross_attention: true also encoder-decoder attention, as -m_h |i - j| (not in the paper).
+#include <cmath>
+
+#include "nn/position.hpp"
+
+namespace relpos::nn {
+
+namespace {
+// The reference code's get_slopes: for n a power of two, m_h = 2^(-8h/n), h = 1..n ("for 8 heads
+// 1/2, 1/4, ..., 1/256"); otherwise the slopes of the closest lower power of two p, followed by every
+// other slope of 2p (the first n - p of m_1, m_3, m_5, ...).
+std::vector<double> alibi_slopes(std::size_t n) {
+    std::size_t p = 1;
+    while (2 * p <= n) p *= 2;
+    std::vector<double> s;
+    for (std::size_t h = 1; h <= p; ++h) s.push_back(std::pow(2.0, -8.0 * double(h) / double(p)));
+    if (p == n) return s;
+    const std::vector<double> twice = alibi_slopes(2 * p);
+    for (std::size_t i = 0; s.size() < n; i += 2) s.push_back(twice[i]);
+    return s;
+}
+}  // namespace
+
+template <class T>
+class AlibiAttention : public AttentionPosition<T> {
+public:
+    AlibiAttention(std::size_t heads, bool causal) : slopes_(alibi_slopes(heads)), causal_(causal) {}
+
+    // -> (1, H, Lq, Lk), a constant
+    Var<T> logit_bias(const Var<T>& q, std::size_t lk, std::size_t q_offset) override {
+        const std::size_t H = slopes_.size(), lq = q.dim(2);
+        Array<T> b = uninit<T>({1, H, lq, lk});
+        T* pb = b.data();
+        for (std::size_t h = 0; h < H; ++h)
+            for (std::size_t i = 0; i < lq; ++i) {
+                const double qi = double(q_offset + i);  // absolute query position
+                for (std::size_t j = 0; j < lk; ++j) {
+                    const double dist = causal_ && double(j) > qi ? 0.0 : std::abs(qi - double(j));
+                    *pb++ = T(-slopes_[h] * dist);
+                }
+            }
+        return Var<T>(std::move(b));
+    }
+
+private:
+    std::vector<double> slopes_;  // m_h, one per head
+    bool causal_;
+};
+
+template <class T>
+class AlibiPosition : public PositionEncoding<T> {
+public:
+    AlibiPosition(Options& o, const PositionContext&) : cross_(o.get_bool("cross_attention", false)) {}
+    std::shared_ptr<AttentionPosition<T>> for_attention(const AttentionSite& site, Rng&) override {
+        if (site.kind == AttentionSite::Cross && !cross_) return nullptr;
+        return std::make_shared<AlibiAttention<T>>(site.heads, site.causal());
+    }
+
+private:
+    bool cross_;
+};
+
+void register_alibi(PositionRegistry& r) {
+    r.add(position_entry<AlibiPosition>(
+        "alibi", "linear distance penalties -m_h |i - j| on the attention logits, no embeddings (Press et al. 2022)"));
+}
+
+}  // namespace relpos::nn

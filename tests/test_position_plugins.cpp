@@ -1,0 +1,535 @@
+// The position-encoding plug-ins rope, alibi and t5: gradient checks, values against independent
+// references (written here from the papers, not from the plug-ins), incremental decoding equal to
+// full decoding, their registry / `relpos list` entries, and a toy encoding defined only in this file
+// that a config names and `run_experiment` trains end to end (the plug-in path stays open).
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <yaml-cpp/yaml.h>
+
+#include "experiments/runner.hpp"
+#include "nn/transformer.hpp"
+#include "tests/nn_helpers.hpp"
+
+using namespace relpos;
+using namespace relpos::test;
+using V = Var<double>;
+using Spec = std::vector<std::pair<std::string, std::map<std::string, std::string>>>;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Gradient check of a tiny encoder-decoder loss with the given encodings, every parameter, central
+// differences in double (as tests/test_position.cpp). encoder_only: the loss is the encoder memory
+// (through a random projection) and the leaves are the parameters outside the decoder.
+void check_model(const Spec& spec, std::size_t d_model = 4, std::size_t layers = 1, bool encoder_only = false) {
+    auto cfg = tiny_config();
+    cfg.dims.d_model = d_model;
+    cfg.dims.heads = 2;
+    cfg.dims.d_ff = 6;
+    cfg.src_vocab = cfg.tgt_vocab = 6;
+    cfg.encoder_layers = cfg.decoder_layers = layers;
+    nn::Transformer<double> model(cfg, positions<double>(spec));
+    std::vector<std::int32_t> src = {4, 5, 1, 4, 3, 0}, tgt_in = {2, 4, 5, 2, 5, 0};
+    auto smask = model.padding_mask(src, 2, 3);
+    std::vector<V> leaves;
+    for (auto& [name, p] : model.named_parameters())
+        if (!encoder_only || name.rfind("decoder.", 0) != 0) leaves.push_back(p);
+    require_gradcheck(
+        [&] {
+            model.dropout_rng().reseed(7);
+            V mem = model.encode(src, 2, 3, smask);  // (B, Ls, D)
+            return encoder_only ? mem : model.decode(tgt_in, 2, 3, mem, smask);
+        },
+        leaves);
+}
+
+// As tests/test_masks_incremental.cpp: decoding one token at a time through the KV caches gives the
+// logits of decoding the whole target at once, and beam reordering keeps rows consistent.
+void incremental_equals_full(const Spec& spec, nn::NormOrder order = nn::NormOrder::Post) {
+    auto cfg = tiny_config(13);
+    cfg.decoder_layers = 2;
+    cfg.dims.norm = order;
+    nn::Transformer<double> model(cfg, positions<double>(spec));
+    model.eval();
+    NoGradGuard ng;
+    const std::size_t B = 2, Ls = 4, Lt = 6;
+    std::vector<std::int32_t> src = {4, 5, 6, 7, 8, 9, 0, 0};
+    std::vector<std::int32_t> tgt = {2, 4, 5, 6, 7, 8, 2, 9, 10, 11, 12, 4};
+    auto smask = model.padding_mask(src, B, Ls);
+    V mem = model.encode(src, B, Ls, smask);
+    Array<double> full = model.decode(tgt, B, Lt, mem, smask).value();  // (B, Lt, V)
+    auto state = model.start_decoding(mem, smask);
+    for (std::size_t t = 0; t < Lt; ++t) {
+        std::vector<std::int32_t> tok = {tgt[t], tgt[Lt + t]};
+        Array<double> step = model.decode_step(tok, state).value();  // (B, V)
+        for (std::size_t b = 0; b < B; ++b)
+            for (std::size_t v = 0; v < cfg.tgt_vocab; ++v) {
+                INFO("step " << t << " row " << b << " vocab " << v);
+                REQUIRE(step(b, v) == Approx(full(b, t, v)).margin(1e-12));
+            }
+    }
+    state.select({1, 1});
+    Array<double> again = model.decode_step({5, 5}, state).value();
+    for (std::size_t v = 0; v < cfg.tgt_vocab; ++v) REQUIRE(again(0, v) == again(1, v));
+}
+
+// The hooks of encoding `type` for one attention site.
+struct Hooked {
+    std::shared_ptr<nn::PositionEncoding<double>> pe;
+    std::shared_ptr<nn::AttentionPosition<double>> hook;
+};
+Hooked hooks_for(const std::string& type, std::map<std::string, std::string> opts, nn::AttentionSite::Kind kind,
+                 std::size_t heads, std::size_t head_dim) {
+    static Rng rng(11);
+    nn::MapOptions o(std::move(opts), "model.position");
+    const nn::Side side = kind == nn::AttentionSite::EncoderSelf ? nn::Side::Encoder : nn::Side::Decoder;
+    Hooked h;
+    h.pe = nn::make_position<double>(type, o, {heads * head_dim, heads, side, &rng});
+    h.hook = h.pe->for_attention({kind, 0, heads, head_dim}, rng);
+    return h;
+}
+
+// The logit bias of a hook for queries (1, H, lq, .) at q_offset and lk keys, as (H, lq, lk) values.
+Array<double> bias_of(nn::AttentionPosition<double>& hook, std::size_t heads, std::size_t lq, std::size_t lk,
+                      std::size_t q_offset) {
+    V q(zeros<double>({1, heads, lq, 4}));
+    V b = hook.logit_bias(q, lk, q_offset);
+    REQUIRE(b.defined());
+    REQUIRE(b.numel() == heads * lq * lk);  // (1, H, Lq, Lk) or (H, Lq, Lk)
+    Array<double> v = uninit<double>({heads, lq, lk});
+    std::copy_n(b.data(), v.size(), v.data());
+    return v;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- gradient checks
+TEST_CASE("gradcheck/position/rope", "[gradcheck][position][plugin]") { check_model({{"rope", {}}}); }
+TEST_CASE("gradcheck/position/rope_head_dim_4", "[gradcheck][position][plugin]") {
+    check_model({{"rope", {{"base", "100"}}}}, 8);  // two frequencies per head
+}
+TEST_CASE("gradcheck/position/rope_cross_attention", "[gradcheck][position][plugin]") {
+    check_model({{"rope", {{"cross_attention", "true"}}}});
+}
+TEST_CASE("gradcheck/position/alibi", "[gradcheck][position][plugin]") { check_model({{"alibi", {}}}); }
+TEST_CASE("gradcheck/position/alibi_cross_attention", "[gradcheck][position][plugin]") {
+    check_model({{"alibi", {{"cross_attention", "true"}}}});
+}
+// 4 buckets, max_distance 3: offsets ±1 and ±2 share buckets, so the gather's backward must add up.
+TEST_CASE("gradcheck/position/t5_encoder", "[gradcheck][position][plugin]") {
+    check_model({{"t5", {{"num_buckets", "4"}, {"max_distance", "3"}}}}, 4, 2, true);
+}
+TEST_CASE("gradcheck/position/t5_decoder", "[gradcheck][position][plugin]") {
+    check_model({{"t5", {{"num_buckets", "4"}, {"max_distance", "3"}}}}, 4, 2);  // one table shared by 2 layers
+}
+TEST_CASE("gradcheck/position/t5_per_layer", "[gradcheck][position][plugin]") {
+    check_model({{"t5", {{"num_buckets", "6"}, {"max_distance", "4"}, {"per_layer", "true"}}}}, 4, 2);
+}
+TEST_CASE("gradcheck/position/rope_plus_t5", "[gradcheck][position][plugin]") {
+    check_model({{"rope", {}}, {"t5", {{"num_buckets", "4"}, {"max_distance", "3"}}}});
+}
+
+// ---------------------------------------------------------------- rope against references
+TEST_CASE("plugin/rope/hand_computed_rotation", "[position][plugin]") {
+    // d = 4, base 10000: θ_0 = 1, θ_1 = 10000^(-2/4) = 0.01; x = (1, 2, 3, 4) at position 3
+    auto [pe, hook] = hooks_for("rope", {}, nn::AttentionSite::EncoderSelf, 1, 4);
+    REQUIRE(hook);
+    Array<double> x = zeros<double>({1, 1, 1, 4});
+    for (std::size_t c = 0; c < 4; ++c) x(0, 0, 0, c) = double(c + 1);
+    V q(x), k(x);
+    hook->queries_keys(q, k, 3, 0);
+    const double a = 3.0, b = 0.03;
+    CHECK(q.value()(0, 0, 0, 0) == Approx(1 * std::cos(a) - 2 * std::sin(a)));
+    CHECK(q.value()(0, 0, 0, 1) == Approx(1 * std::sin(a) + 2 * std::cos(a)));
+    CHECK(q.value()(0, 0, 0, 2) == Approx(3 * std::cos(b) - 4 * std::sin(b)));
+    CHECK(q.value()(0, 0, 0, 3) == Approx(3 * std::sin(b) + 4 * std::cos(b)));
+    for (std::size_t c = 0; c < 4; ++c) CHECK(k.value()(0, 0, 0, c) == x(0, 0, 0, c));  // position 0: no rotation
+}
+
+TEST_CASE("plugin/rope/matches_complex_rotation", "[position][plugin]") {
+    // Independent reference: pair (x_2i, x_2i+1) as the complex number x_2i + i x_2i+1, times e^{i m θ_i}.
+    const std::size_t B = 2, H = 2, L = 3, d = 8;
+    const double base = 500.0;
+    auto [pe, hook] = hooks_for("rope", {{"base", "500"}}, nn::AttentionSite::DecoderSelf, H, d);
+    Array<double> xq = randn({B, H, L, d}, 1), xk = randn({B, H, L + 2, d}, 2);
+    V q(xq), k(xk);
+    hook->queries_keys(q, k, 7, 5);  // queries at 7.., keys at 5..
+    auto check = [&](const Array<double>& in, const Array<double>& out, std::size_t offset, std::size_t len) {
+        for (std::size_t b = 0; b < B; ++b)
+            for (std::size_t h = 0; h < H; ++h)
+                for (std::size_t p = 0; p < len; ++p)
+                    for (std::size_t i = 0; i < d / 2; ++i) {
+                        const double theta = std::pow(base, -2.0 * double(i) / double(d));
+                        const std::complex<double> z =
+                            std::complex<double>(in(b, h, p, 2 * i), in(b, h, p, 2 * i + 1)) *
+                            std::polar(1.0, double(offset + p) * theta);
+                        REQUIRE(out(b, h, p, 2 * i) == Approx(z.real()).margin(1e-13));
+                        REQUIRE(out(b, h, p, 2 * i + 1) == Approx(z.imag()).margin(1e-13));
+                    }
+    };
+    check(xq, q.value(), 7, L);
+    check(xk, k.value(), 5, L + 2);
+}
+
+TEST_CASE("plugin/rope/score_depends_only_on_offset", "[position][plugin]") {
+    // f(q, m)·f(k, n) is a function of n - m (RoFormer eq. 16)
+    const Hooked h = hooks_for("rope", {}, nn::AttentionSite::EncoderSelf, 1, 8);
+    auto& hook = h.hook;
+    const Array<double> q0 = randn({1, 1, 1, 8}, 3), k0 = randn({1, 1, 1, 8}, 4);
+    auto score = [&](std::size_t m, std::size_t n) {
+        V q(q0), k(k0);
+        hook->queries_keys(q, k, m, n);
+        return sum(q * k).item();
+    };
+    std::vector<double> by_offset;
+    for (long o : {-3L, 0L, 1L, 2L, 9L}) {
+        const double ref = score(3, std::size_t(3 + o));
+        by_offset.push_back(ref);
+        for (std::size_t p : {0, 1, 5, 40, 1000})
+            CHECK(score(p + 3, std::size_t(long(p) + 3 + o)) == Approx(ref).margin(1e-10));
+    }
+    CHECK(std::abs(by_offset[2] - by_offset[3]) > 1e-3);  // and it does depend on the offset
+    // offset 0 leaves q·k unchanged; rotations keep norms
+    double qk = 0;
+    for (std::size_t c = 0; c < 8; ++c) qk += q0(0, 0, 0, c) * k0(0, 0, 0, c);
+    CHECK(by_offset[1] == Approx(qk).margin(1e-12));
+}
+
+TEST_CASE("plugin/rope/sites_and_errors", "[position][plugin][errors]") {
+    CHECK_FALSE(hooks_for("rope", {}, nn::AttentionSite::Cross, 2, 4).hook);
+    CHECK(hooks_for("rope", {}, nn::AttentionSite::EncoderSelf, 2, 4).hook);
+    CHECK(hooks_for("rope", {}, nn::AttentionSite::DecoderSelf, 2, 4).hook);
+    auto cross = hooks_for("rope", {{"cross_attention", "true"}}, nn::AttentionSite::Cross, 2, 4);
+    REQUIRE(cross.hook);
+    // cached memory keys (undefined k): only the queries turn
+    V q(randn({1, 2, 1, 4}, 5)), no_k;
+    const Array<double> q_before = q.value();
+    cross.hook->queries_keys(q, no_k, 2, 0);
+    CHECK_FALSE(no_k.defined());
+    CHECK(q.value()(0, 0, 0, 0) != q_before(0, 0, 0, 0));
+    CHECK(cross.pe->parameters().empty());
+
+    Rng rng(1);
+    nn::MapOptions odd;
+    CHECK_THROWS_WITH(nn::make_position<float>("rope", odd, {6, 2, nn::Side::Encoder, &rng}),
+                      Catch::Contains("head dimension") && Catch::Contains("= 3") && Catch::Contains("even"));
+    nn::MapOptions bad_base(std::map<std::string, std::string>{{"base", "1"}});
+    CHECK_THROWS_WITH(nn::make_position<float>("rope", bad_base, {8, 2, nn::Side::Encoder, &rng}),
+                      Catch::Contains("'base'"));
+}
+
+// ---------------------------------------------------------------- alibi against references
+TEST_CASE("plugin/alibi/slopes", "[position][plugin]") {
+    // The paper: 8 heads -> 1/2, 1/4, ..., 1/256. Other head counts (reference code's get_slopes): the
+    // slopes of the closest lower power of two p, then m_1, m_3, ... of 2p.
+    const std::map<std::size_t, std::vector<double>> expected = {
+        {8, {1. / 2, 1. / 4, 1. / 8, 1. / 16, 1. / 32, 1. / 64, 1. / 128, 1. / 256}},
+        {6, {1. / 4, 1. / 16, 1. / 64, 1. / 256, 1. / 2, 1. / 8}},
+        {3, {1. / 16, 1. / 256, 1. / 4}},
+        {1, {1. / 256}},
+        {2, {1. / 16, 1. / 256}},
+        {12, {1. / 2, 1. / 4, 1. / 8, 1. / 16, 1. / 32, 1. / 64, 1. / 128, 1. / 256, std::pow(2.0, -0.5),
+              std::pow(2.0, -1.5), std::pow(2.0, -2.5), std::pow(2.0, -3.5)}},
+    };
+    for (auto& [H, m] : expected) {
+        auto [pe, hook] = hooks_for("alibi", {}, nn::AttentionSite::EncoderSelf, H, 4);
+        REQUIRE(hook);
+        const Array<double> b = bias_of(*hook, H, 1, 2, 1);  // query at 1, keys at 0 and 1
+        for (std::size_t h = 0; h < H; ++h) {
+            INFO(H << " heads, head " << h);
+            CHECK(b(h, 0, 0) == Approx(-m[h]).epsilon(1e-15));
+            CHECK(b(h, 0, 1) == 0.0);
+        }
+    }
+}
+
+TEST_CASE("plugin/alibi/bias_values", "[position][plugin]") {
+    // 2 heads: m = 1/16, 1/256
+    const double m0 = 1. / 16, m1 = 1. / 256;
+    SECTION("encoder: -m |i - j|") {
+        auto [pe, hook] = hooks_for("alibi", {}, nn::AttentionSite::EncoderSelf, 2, 4);
+        const Array<double> b = bias_of(*hook, 2, 3, 4, 0);
+        const double dist[3][4] = {{0, 1, 2, 3}, {1, 0, 1, 2}, {2, 1, 0, 1}};
+        for (std::size_t i = 0; i < 3; ++i)
+            for (std::size_t j = 0; j < 4; ++j) {
+                CHECK(b(0, i, j) == Approx(-m0 * dist[i][j]));
+                CHECK(b(1, i, j) == Approx(-m1 * dist[i][j]));
+            }
+    }
+    SECTION("decoder: -m (i - j) for j <= i, 0 for (masked) future keys") {
+        auto [pe, hook] = hooks_for("alibi", {}, nn::AttentionSite::DecoderSelf, 2, 4);
+        const Array<double> full = bias_of(*hook, 2, 3, 3, 0);
+        const double want[3][3] = {{0, 0, 0}, {-1, 0, 0}, {-2, -1, 0}};
+        for (std::size_t i = 0; i < 3; ++i)
+            for (std::size_t j = 0; j < 3; ++j) CHECK(full(0, i, j) == Approx(m0 * want[i][j]));
+        // one incremental step: the query at position 3 against the 4 cached keys
+        const Array<double> step = bias_of(*hook, 2, 1, 4, 3);
+        for (std::size_t j = 0; j < 4; ++j) {
+            CHECK(step(0, 0, j) == Approx(-m0 * double(3 - j)));
+            CHECK(step(1, 0, j) == Approx(-m1 * double(3 - j)));
+        }
+    }
+    SECTION("no hook in encoder-decoder attention by default, no parameters") {
+        CHECK_FALSE(hooks_for("alibi", {}, nn::AttentionSite::Cross, 2, 4).hook);
+        auto cross = hooks_for("alibi", {{"cross_attention", "true"}}, nn::AttentionSite::Cross, 2, 4);
+        REQUIRE(cross.hook);
+        CHECK(bias_of(*cross.hook, 2, 1, 3, 0)(0, 0, 2) == Approx(-2 * m0));  // bidirectional there
+        CHECK(cross.pe->parameters().empty());
+        CHECK(cross.hook->parameters().empty());
+    }
+}
+
+// ---------------------------------------------------------------- t5 against references
+namespace {
+// Offsets j - i -> bucket, worked out by hand from T5's formula for 32 buckets, max_distance 128:
+// bidirectional: 16 buckets per direction, exact below 8, else 8 + floor(log(r/8) / log(16) * 8)
+//   (= 8 + floor(2 log2(r/8)), at most 15), keys after the query + 16;
+// causal: offsets > 0 -> 0, exact below 16, else 16 + floor(log(r/16) / log(8) * 16), at most 31.
+const std::vector<std::pair<long, long>> kBidirectional = {
+    {0, 0},     {-1, 1},    {-7, 7},    {-8, 8},    {-11, 8},   {-12, 9},   {-16, 10},  {-22, 10},  {-23, 11},
+    {-32, 12},  {-45, 12},  {-46, 13},  {-64, 14},  {-90, 14},  {-91, 15},  {-127, 15}, {-128, 15}, {-200, 15},
+    {1, 17},    {7, 23},    {8, 24},    {12, 25},   {16, 26},   {23, 27},   {64, 30},   {90, 30},   {91, 31},
+    {128, 31},  {200, 31}};
+const std::vector<std::pair<long, long>> kCausal = {
+    {200, 0},  {5, 0},    {1, 0},    {0, 0},    {-1, 1},   {-15, 15},  {-16, 16},  {-18, 16},
+    {-19, 17}, {-32, 21}, {-64, 26}, {-100, 30}, {-127, 31}, {-128, 31}, {-200, 31}};
+
+// Bucket of every offset -200 .. 200 as the t5 plug-in computes it: set table[b, h] = b + 1000 h and
+// read the bias of a query at position 200 against keys 0 .. 400.
+std::map<long, long> buckets_of(nn::AttentionSite::Kind kind, std::map<std::string, std::string> opts = {}) {
+    auto [pe, hook] = hooks_for("t5", std::move(opts), kind, 2, 4);
+    REQUIRE(hook);
+    auto named = pe->named_parameters();
+    REQUIRE(named.size() == 1);
+    CHECK(named[0].first == "relative_attention_bias");
+    Array<double>& table = named[0].second.value();  // (buckets, H)
+    for (std::size_t b = 0; b < table.shape()[0]; ++b)
+        for (std::size_t h = 0; h < 2; ++h) table(b, h) = double(b) + 1000.0 * double(h);
+    const Array<double> bias = bias_of(*hook, 2, 1, 401, 200);
+    std::map<long, long> out;
+    for (long o = -200; o <= 200; ++o) {
+        const double v = bias(0, 0, std::size_t(o + 200));
+        REQUIRE(bias(1, 0, std::size_t(o + 200)) == v + 1000.0);
+        out[o] = long(v);
+    }
+    return out;
+}
+}  // namespace
+
+TEST_CASE("plugin/t5/buckets_bidirectional", "[position][plugin]") {
+    auto b = buckets_of(nn::AttentionSite::EncoderSelf);
+    for (auto [offset, bucket] : kBidirectional) {
+        INFO("offset " << offset);
+        CHECK(b.at(offset) == bucket);
+    }
+    for (long o = -199; o <= 200; ++o) {  // within each direction, non-decreasing in distance
+        if (o == 1) continue;
+        if (o <= 0) CHECK(b[o] <= b[o - 1]);
+        if (o > 1) CHECK(b[o] >= b[o - 1]);
+    }
+}
+
+TEST_CASE("plugin/t5/buckets_causal", "[position][plugin]") {
+    auto b = buckets_of(nn::AttentionSite::DecoderSelf);
+    for (auto [offset, bucket] : kCausal) {
+        INFO("offset " << offset);
+        CHECK(b.at(offset) == bucket);
+    }
+    // smaller sizes: 8 buckets, max_distance 20 -> exact below 4, then 4 + floor(log(r/4) / log(5) * 4)
+    auto s = buckets_of(nn::AttentionSite::DecoderSelf, {{"num_buckets", "8"}, {"max_distance", "20"}});
+    const std::vector<std::pair<long, long>> small = {{-3, 3}, {-4, 4}, {-6, 5}, {-7, 5}, {-8, 5},
+                                                      {-9, 6}, {-13, 6}, {-14, 7}, {-100, 7}};
+    for (auto [offset, bucket] : small) {
+        INFO("offset " << offset);
+        CHECK(s.at(offset) == bucket);
+    }
+}
+
+TEST_CASE("plugin/t5/sharing_and_errors", "[position][plugin][errors]") {
+    auto cfg = tiny_config();
+    cfg.encoder_layers = cfg.decoder_layers = 2;
+    auto names_of = [&](const Spec& spec) {
+        nn::Transformer<double> m(cfg, positions<double>(spec));
+        std::vector<std::string> out;
+        for (auto& [n, p] : m.named_parameters())
+            if (n.find("relative_attention_bias") != std::string::npos) out.push_back(n);
+        return out;
+    };
+    CHECK(names_of({{"t5", {}}}) ==
+          std::vector<std::string>{"encoder.position.relative_attention_bias", "decoder.position.relative_attention_bias"});
+    CHECK(names_of({{"t5", {{"per_layer", "true"}}}}) ==
+          std::vector<std::string>{"encoder.layers.0.self_attn.relative_attention_bias",
+                                   "encoder.layers.1.self_attn.relative_attention_bias",
+                                   "decoder.layers.0.self_attn.relative_attention_bias",
+                                   "decoder.layers.1.self_attn.relative_attention_bias"});
+    CHECK_FALSE(hooks_for("t5", {}, nn::AttentionSite::Cross, 2, 4).hook);
+
+    Rng rng(1);
+    nn::PositionContext ctx{8, 2, nn::Side::Decoder, &rng};
+    nn::MapOptions o1(std::map<std::string, std::string>{{"max_distance", "16"}});
+    CHECK_THROWS_WITH(nn::make_position<float>("t5", o1, ctx),
+                      Catch::Contains("'max_distance'") && Catch::Contains("num_buckets / 2 = 16") &&
+                          Catch::Contains("got 16"));
+    nn::MapOptions o2(std::map<std::string, std::string>{{"num_buckets", "2"}});
+    CHECK_THROWS_WITH(nn::make_position<float>("t5", o2, ctx), Catch::Contains("'num_buckets'"));
+    nn::MapOptions o3(std::map<std::string, std::string>{{"num_bucket", "8"}});
+    CHECK_THROWS_WITH(nn::make_position<float>("t5", o3, ctx), Catch::Contains("did you mean 'num_buckets'"));
+}
+
+// ---------------------------------------------------------------- incremental decoding
+TEST_CASE("incremental/rope", "[incremental][plugin]") {
+    incremental_equals_full({{"rope", {}}});
+    incremental_equals_full({{"rope", {{"base", "50"}, {"cross_attention", "true"}}}}, nn::NormOrder::Pre);
+}
+TEST_CASE("incremental/alibi", "[incremental][plugin]") {
+    incremental_equals_full({{"alibi", {}}});
+    incremental_equals_full({{"alibi", {{"cross_attention", "true"}}}}, nn::NormOrder::Pre);
+}
+TEST_CASE("incremental/t5", "[incremental][plugin]") {
+    incremental_equals_full({{"t5", {}}});
+    // 8 buckets, max_distance 12: offsets -4 and -5 fall into log-spaced buckets within 6 steps
+    incremental_equals_full({{"t5", {{"num_buckets", "8"}, {"max_distance", "12"}, {"per_layer", "true"}}}},
+                            nn::NormOrder::Pre);
+    incremental_equals_full({{"rope", {}}, {"t5", {}}});
+}
+
+// ---------------------------------------------------------------- registry and `relpos list`
+TEST_CASE("plugin/registered_and_listed", "[position][plugin]") {
+    const std::map<std::string, std::vector<std::string>> keys = {
+        {"rope", {"base", "cross_attention"}},
+        {"alibi", {"cross_attention"}},
+        {"t5", {"num_buckets", "max_distance", "per_layer"}},
+    };
+    for (auto& [name, want] : keys) {
+        INFO(name);
+        const nn::PositionEntry* e = nn::position_registry().find(name);
+        REQUIRE(e);
+        CHECK_FALSE(e->summary.empty());
+        std::vector<std::string> got;
+        for (auto& d : nn::describe_position_options(name)) got.push_back(d.key);
+        CHECK(got == want);
+    }
+    CHECK(nn::describe_position_options("t5")[0].default_value == "32");
+    CHECK(nn::describe_position_options("t5")[1].default_value == "128");
+    CHECK(nn::describe_position_options("rope")[0].default_value == "10000");
+    // and the CLI prints them
+    std::string out;
+    FILE* p = popen((std::string(RELPOS_BINARY_DIR) + "/relpos list 2>&1").c_str(), "r");
+    REQUIRE(p);
+    char buf[4096];
+    while (fgets(buf, sizeof buf, p)) out += buf;
+    const int st = pclose(p);
+    INFO(out);
+    REQUIRE((WIFEXITED(st) && WEXITSTATUS(st) == 0));
+    for (const char* s : {"  rope ", "  alibi ", "  t5 ", "num_buckets", "max_distance", "per_layer"})
+        CHECK_THAT(out, Catch::Contains(s));
+}
+
+// The comparison sweeps name every encoding and each of their points builds a model (the options
+// are validated there; `relpos run --list` does not build models).
+TEST_CASE("plugin/comparison_configs_build", "[plugin][config]") {
+    const std::map<std::string, std::size_t> want = {{"configs/position_comparison.yaml", 7},
+                                                     {"configs/length_generalization.yaml", 9}};
+    for (auto& [path, n] : want) {
+        INFO(path);
+        const std::string full = std::string(RELPOS_SOURCE_DIR) + "/" + path;
+        const ExperimentConfig top = load_config(full);
+        std::set<std::string> types;
+        std::size_t built = 0;
+        for (auto& p : expand_sweep(top, full)) {
+            if (p.config.seed != 1) continue;  // the other seeds build the same models
+            for (auto& s : p.config.model.position) types.insert(s.type);
+            REQUIRE(build_model(p.config, 64));
+            ++built;
+        }
+        CHECK(built == n);
+        for (const char* t : {"none", "sinusoidal", "learned", "shaw", "rope", "alibi", "t5"}) CHECK(types.count(t) == 1);
+    }
+}
+
+// ---------------------------------------------------------------- a plug-in defined only here
+namespace {
+// "Scaled sinusoidal" positions (Hua et al. 2022): the sinusoids times one learned scalar, added to the
+// embeddings (hook 1). Defined and registered by this test alone.
+template <class T>
+class ToyScaledSinusoidal : public nn::PositionEncoding<T> {
+public:
+    ToyScaledSinusoidal(nn::Options& o, const nn::PositionContext& c) : d_(c.d_model) {
+        Array<T> s = zeros<T>({1});
+        s(0) = T(o.get_double("init_scale", 1.0, 0.0, 100.0));
+        scale = this->register_parameter("scale", std::move(s));
+    }
+    Var<T> embed(const Var<T>& x, std::size_t offset) override {
+        const std::size_t L = x.dim(1);
+        Array<T> pe = uninit<T>({L, d_});  // (L, D)
+        for (std::size_t p = 0; p < L; ++p)
+            for (std::size_t i = 0; i < d_; ++i) {
+                const double angle = double(offset + p) / std::pow(10000.0, double(i - i % 2) / double(d_));
+                pe(p, i) = T(i % 2 ? std::cos(angle) : std::sin(angle));
+            }
+        return x + scale * Var<T>(std::move(pe));
+    }
+    Var<T> scale;  // (1,)
+
+private:
+    std::size_t d_;
+};
+
+std::string write_toy_config(const std::string& dir, const std::string& position) {
+    const std::string path = dir + "/toy.yaml";
+    std::ofstream f(path);
+    f << "name: toy_plugin\n"
+      << "results_dir: " << dir << "/results\n"
+      << "seed: 1\nthreads: 1\n"
+      << "data:\n  task: copy\n  valid_split: val\n  test_splits: [test]\n"
+      << "  synthetic: {n_symbols: 6, train_size: 120, valid_size: 12, test_size: 12, train_len: [3, 5], "
+         "test_len: [6, 7]}\n"
+      << "model: {d_model: 8, heads: 2, d_ff: 16, encoder_layers: 1, decoder_layers: 1, dropout: 0.0,\n"
+      << "        attention_dropout: 0.0, position: " << position << "}\n"
+      << "train: {epochs: 1, batch_tokens: 200, lr: 1.0, warmup: 10}\n"
+      << "eval: {beam: 1, splits: [val, test], metrics: [accuracy, loss]}\n";
+    return path;
+}
+}  // namespace
+
+TEST_CASE("plugin/toy_encoding_from_a_test_runs_end_to_end", "[plugin][e2e]") {
+    nn::position_registry().add(nn::position_entry<ToyScaledSinusoidal>(
+        "toy_scaled_sinusoidal", "sinusoids times a learned scalar (defined in tests/test_position_plugins.cpp)"));
+    const fs::path dir = fs::temp_directory_path() / ("relpos-test-plugin-" + std::to_string(getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    RunOptions ro;
+    ro.quiet = true;
+
+    // its options are validated like a built-in's: file, line, column, key, did-you-mean
+    const std::string bad = write_toy_config(dir.string(), "{type: toy_scaled_sinusoidal, init_scael: 0.5}");
+    try {
+        run_experiment(bad, {}, ro);
+        FAIL("an unknown option of the toy encoding was accepted");
+    } catch (const ConfigError& e) {
+        CHECK_THAT(e.what(), Catch::Contains("toy.yaml:") && Catch::Contains("model.position.init_scael") &&
+                                 Catch::Contains("did you mean 'init_scale'"));
+    }
+
+    const std::string cfg = write_toy_config(dir.string(), "{type: toy_scaled_sinusoidal, init_scale: 0.5}");
+    REQUIRE(run_experiment(cfg, {}, ro) == 0);
+    const fs::path run = dir / "results" / "toy_plugin" / "runs" / "seed=1";
+    REQUIRE(fs::exists(run / "results.json"));
+    YAML::Node metrics = YAML::LoadFile((run / "results.json").string())["metrics"];
+    REQUIRE(metrics["test.accuracy"]);
+    CHECK(metrics["test.accuracy"].as<double>() >= 0.0);
+    CHECK(metrics["val.loss"].as<double>() > 0.0);
+    // the resolved config names it, and its learned scalar is checkpointed like any parameter
+    CHECK(YAML::LoadFile((run / "config.yaml").string())["model"]["position"]["type"].as<std::string>() ==
+          "toy_scaled_sinusoidal");
+    CHECK(fs::exists(run / "checkpoints" / "last" / "params" / "encoder.position.scale.npy"));
+    fs::remove_all(dir);
+}
