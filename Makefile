@@ -31,11 +31,12 @@ bench: build
 
 # The whole suite under AddressSanitizer + UBSan (docs/reliability.md: when it runs, how long it takes).
 # The tests start the sanitized relpos binary too, so the options below apply to it as well.
+ASAN_BUILD ?= build-asan
 ASAN_JOBS ?= $(JOBS)
 test-asan: deps
-	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRELPOS_SANITIZE=ON -DRELPOS_NATIVE=ON
-	cmake --build build-asan -j $(ASAN_JOBS)
-	cd build-asan && ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRELPOS_SANITIZE=ON -DRELPOS_NATIVE=ON
+	cmake --build $(ASAN_BUILD) -j $(ASAN_JOBS)
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(ASAN_JOBS) --timeout 1800
 
 # libFuzzer on the config loader (optional tooling, not part of `make test`): builds fuzz/fuzz_config.cpp

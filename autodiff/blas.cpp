@@ -1,4 +1,5 @@
 #include "autodiff/blas.hpp"
+#include "autodiff/parallel.hpp"
 
 #include <cblas.h>
 #include <malloc.h>
@@ -20,8 +21,9 @@ namespace {
 inline CBLAS_TRANSPOSE tr(bool t) { return t ? CblasTrans : CblasNoTrans; }
 }  // namespace
 
-void gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, float alpha, const float* a,
-          std::size_t lda, const float* b, std::size_t ldb, float beta, float* c, std::size_t ldc) {
+namespace {
+void gemm1(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, float alpha, const float* a,
+           std::size_t lda, const float* b, std::size_t ldb, float beta, float* c, std::size_t ldc) {
     if (m == 0 || n == 0) return;
     if (k == 0) {  // BLAS leaves C untouched for k == 0 only when beta == 1; be explicit
         for (std::size_t i = 0; i < m; ++i)
@@ -32,8 +34,8 @@ void gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, float a
                 beta, c, (int)ldc);
 }
 
-void gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, double alpha, const double* a,
-          std::size_t lda, const double* b, std::size_t ldb, double beta, double* c, std::size_t ldc) {
+void gemm1(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, double alpha, const double* a,
+           std::size_t lda, const double* b, std::size_t ldb, double beta, double* c, std::size_t ldc) {
     if (m == 0 || n == 0) return;
     if (k == 0) {
         for (std::size_t i = 0; i < m; ++i)
@@ -42,6 +44,40 @@ void gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, double 
     }
     cblas_dgemm(CblasRowMajor, tr(ta), tr(tb), (int)m, (int)n, (int)k, alpha, a, (int)lda, b, (int)ldb,
                 beta, c, (int)ldc);
+}
+
+// Splits C into row blocks (or column blocks when C has few rows) across the pool; each block is
+// one single-threaded gemm. Small products run whole on the calling thread.
+template <class T>
+void split_gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, T alpha, const T* a, std::size_t lda,
+                const T* b, std::size_t ldb, T beta, T* c, std::size_t ldc) {
+    constexpr double kMinFlopsPerThread = 4e6;  // below this a split costs more than it saves
+    const double flops = 2.0 * double(m) * double(n) * double(k);
+    if (parallel::num_threads() <= 1 || flops < 2 * kMinFlopsPerThread) {
+        gemm1(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        return;
+    }
+    if (m >= 64 || m >= n) {  // row blocks of C: rows of op(A)
+        parallel::parallel_for(m, 32, [&](std::size_t r0, std::size_t r1) {
+            const T* ap = ta ? a + r0 : a + r0 * lda;
+            gemm1(ta, tb, r1 - r0, n, k, alpha, ap, lda, b, ldb, beta, c + r0 * ldc, ldc);
+        });
+    } else {  // column blocks of C: columns of op(B)
+        parallel::parallel_for(n, 32, [&](std::size_t c0, std::size_t c1) {
+            const T* bp = tb ? b + c0 * ldb : b + c0;
+            gemm1(ta, tb, m, c1 - c0, k, alpha, a, lda, bp, ldb, beta, c + c0, ldc);
+        });
+    }
+}
+}  // namespace
+
+void gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, float alpha, const float* a, std::size_t lda,
+          const float* b, std::size_t ldb, float beta, float* c, std::size_t ldc) {
+    split_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+void gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, double alpha, const double* a, std::size_t lda,
+          const double* b, std::size_t ldb, double beta, double* c, std::size_t ldc) {
+    split_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 const char* core_name() { return openblas_get_corename(); }
@@ -62,7 +98,11 @@ void tune_process(char** argv) {
     execv("/proc/self/exe", argv);  // returns only on failure: carry on with the slow kernels
 }
 
-void set_num_threads(int n) { openblas_set_num_threads(n); }
-int get_num_threads() { return openblas_get_num_threads(); }
+// OpenBLAS itself stays single-threaded; relpos's pool splits the work (see parallel.hpp).
+void set_num_threads(int n) {
+    openblas_set_num_threads(1);
+    parallel::set_num_threads(n);
+}
+int get_num_threads() { return parallel::num_threads(); }
 
 }  // namespace relpos::blas

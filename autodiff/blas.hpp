@@ -25,7 +25,8 @@ void tune_process(char** argv);
 // The kernel family OpenBLAS uses ("SkylakeX", "Haswell", "Prescott", ...).
 const char* core_name();
 
-// OpenBLAS's own thread pool (separate from any OpenMP pool).
+// Threads for gemm and the other kernels: relpos's own pool (autodiff/parallel.hpp); OpenBLAS is
+// kept single-threaded so the two never compete for cores.
 void set_num_threads(int n);
 int get_num_threads();
 

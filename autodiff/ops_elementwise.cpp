@@ -4,10 +4,13 @@
 #include <fmt/format.h>
 
 #include "autodiff/ops.hpp"
+#include "autodiff/parallel.hpp"
 
 namespace relpos {
 
 namespace {
+
+constexpr std::size_t kGrain = 1 << 14;  // elements per parallel chunk, at least
 
 // Strides of `s` (right-aligned into rank nd) with 0 on broadcast axes.
 std::vector<std::size_t> bstrides(const Shape& s, const Shape& out) {
@@ -93,7 +96,9 @@ Var<T> binary(const Var<T>& a, const Var<T>& b, BinOp op) {
     T* po = out.data();
     const std::size_t n = out.size();
     if (sa == so && sb == so) {
-        for (std::size_t i = 0; i < n; ++i) po[i] = apply(op, pa[i], pb[i]);
+        parallel::parallel_for(n, kGrain, [&](std::size_t i0, std::size_t i1) {
+            for (std::size_t i = i0; i < i1; ++i) po[i] = apply(op, pa[i], pb[i]);
+        });
     } else if (sa == so && b.numel() == 1) {
         const T y = pb[0];
         for (std::size_t i = 0; i < n; ++i) po[i] = apply(op, pa[i], y);
@@ -135,10 +140,12 @@ Var<T> binary(const Var<T>& a, const Var<T>& b, BinOp op) {
                 // d/da and d/db per element; written or added depending on the target's state
                 auto run = [&](Node<T>& P, auto&& dfn) {
                     auto [d, acc] = grad_target(P);
-                    if (acc)
-                        for (std::size_t i = 0; i < n; ++i) d[i] += dfn(i);
-                    else
-                        for (std::size_t i = 0; i < n; ++i) d[i] = dfn(i);
+                    parallel::parallel_for(n, kGrain, [&, d = d, acc = acc](std::size_t i0, std::size_t i1) {
+                        if (acc)
+                            for (std::size_t i = i0; i < i1; ++i) d[i] += dfn(i);
+                        else
+                            for (std::size_t i = i0; i < i1; ++i) d[i] = dfn(i);
+                    });
                 };
                 if (A.requires_grad) {
                     switch (op) {
@@ -181,7 +188,9 @@ Var<T> unary(const Var<T>& a, const char* name, F f, DF df) {
     const T* pa = a.data();
     T* po = out.data();
     const std::size_t n = out.size();
-    for (std::size_t i = 0; i < n; ++i) po[i] = f(pa[i]);
+    parallel::parallel_for(n, kGrain, [&](std::size_t i0, std::size_t i1) {
+        for (std::size_t i = i0; i < i1; ++i) po[i] = f(pa[i]);
+    });
     return make_result<T>(
         std::move(out), {a},
         [df](Node<T>& self) {
@@ -191,10 +200,12 @@ Var<T> unary(const Var<T>& a, const char* name, F f, DF df) {
             const T* g = self.grad.data();
             auto [d, acc] = grad_target(A);
             const std::size_t n = self.grad.size();
-            if (acc)
-                for (std::size_t i = 0; i < n; ++i) d[i] += g[i] * df(x[i], y[i]);
-            else
-                for (std::size_t i = 0; i < n; ++i) d[i] = g[i] * df(x[i], y[i]);
+            parallel::parallel_for(n, kGrain, [&, d = d, acc = acc](std::size_t i0, std::size_t i1) {
+                if (acc)
+                    for (std::size_t i = i0; i < i1; ++i) d[i] += g[i] * df(x[i], y[i]);
+                else
+                    for (std::size_t i = i0; i < i1; ++i) d[i] = g[i] * df(x[i], y[i]);
+            });
         },
         name);
 }

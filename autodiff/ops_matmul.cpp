@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "autodiff/blas.hpp"
+#include "autodiff/parallel.hpp"
 #include "autodiff/ops.hpp"
 
 namespace relpos {
@@ -66,17 +67,14 @@ Var<T> matmul(const Var<T>& a, const Var<T>& b, bool ta, bool tb) {
         case MatmulPlan::Flat:
             blas::gemm(false, tb, p.batch * p.m, p.n, p.k, T(1), A, lda, B, ldb, T(0), C, p.n);
             break;
-        case MatmulPlan::ShareB:
-            for (std::size_t i = 0; i < p.batch; ++i)
-                blas::gemm(ta, tb, p.m, p.n, p.k, T(1), A + i * sa, lda, B, ldb, T(0), C + i * sc, p.n);
-            break;
-        case MatmulPlan::ShareA:
-            for (std::size_t i = 0; i < p.batch; ++i)
-                blas::gemm(ta, tb, p.m, p.n, p.k, T(1), A, lda, B + i * sb, ldb, T(0), C + i * sc, p.n);
-            break;
-        case MatmulPlan::Batched:
-            for (std::size_t i = 0; i < p.batch; ++i)
-                blas::gemm(ta, tb, p.m, p.n, p.k, T(1), A + i * sa, lda, B + i * sb, ldb, T(0), C + i * sc, p.n);
+        default:  // one gemm per batch entry, entries spread over the pool
+            parallel::parallel_for(p.batch, 1, [&](std::size_t i0, std::size_t i1) {
+                for (std::size_t i = i0; i < i1; ++i) {
+                    const T* Ai = p.kind == MatmulPlan::ShareA ? A : A + i * sa;
+                    const T* Bi = p.kind == MatmulPlan::ShareB ? B : B + i * sb;
+                    blas::gemm(ta, tb, p.m, p.n, p.k, T(1), Ai, lda, Bi, ldb, T(0), C + i * sc, p.n);
+                }
+            });
             break;
     }
 
@@ -134,27 +132,33 @@ Var<T> matmul(const Var<T>& a, const Var<T>& b, bool ta, bool tb) {
                     if (dA) dA_gemm(p.batch * p.m, B, G, dA);
                     if (dB) dB_gemm(p.batch * p.m, A, G, dB);
                     break;
-                case MatmulPlan::ShareB:
+                case MatmulPlan::ShareB:  // dA per entry in parallel; dB sums over entries, in order
                     beta_a = betaA;
-                    for (std::size_t i = 0; i < p.batch; ++i) {
-                        if (dA) dA_gemm(p.m, B, G + i * sc, dA + i * sa);
-                        if (dB) dB_gemm(p.m, A + i * sa, G + i * sc, dB);
-                    }
+                    if (dA)
+                        parallel::parallel_for(p.batch, 1, [&](std::size_t i0, std::size_t i1) {
+                            for (std::size_t i = i0; i < i1; ++i) dA_gemm(p.m, B, G + i * sc, dA + i * sa);
+                        });
+                    if (dB)
+                        for (std::size_t i = 0; i < p.batch; ++i) dB_gemm(p.m, A + i * sa, G + i * sc, dB);
                     break;
                 case MatmulPlan::ShareA:
                     beta_b = betaB;
-                    for (std::size_t i = 0; i < p.batch; ++i) {
-                        if (dA) dA_gemm(p.m, B + i * sb, G + i * sc, dA);
-                        if (dB) dB_gemm(p.m, A, G + i * sc, dB + i * sb);
-                    }
+                    if (dB)
+                        parallel::parallel_for(p.batch, 1, [&](std::size_t i0, std::size_t i1) {
+                            for (std::size_t i = i0; i < i1; ++i) dB_gemm(p.m, A, G + i * sc, dB + i * sb);
+                        });
+                    if (dA)
+                        for (std::size_t i = 0; i < p.batch; ++i) dA_gemm(p.m, B + i * sb, G + i * sc, dA);
                     break;
                 case MatmulPlan::Batched:
                     beta_a = betaA;
                     beta_b = betaB;
-                    for (std::size_t i = 0; i < p.batch; ++i) {
-                        if (dA) dA_gemm(p.m, B + i * sb, G + i * sc, dA + i * sa);
-                        if (dB) dB_gemm(p.m, A + i * sa, G + i * sc, dB + i * sb);
-                    }
+                    parallel::parallel_for(p.batch, 1, [&](std::size_t i0, std::size_t i1) {
+                        for (std::size_t i = i0; i < i1; ++i) {
+                            if (dA) dA_gemm(p.m, B + i * sb, G + i * sc, dA + i * sa);
+                            if (dB) dB_gemm(p.m, A + i * sa, G + i * sc, dB + i * sb);
+                        }
+                    });
                     break;
             }
         },

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "autodiff/ops.hpp"
+#include "autodiff/parallel.hpp"
 
 namespace relpos {
 
@@ -87,20 +88,22 @@ Var<T> layer_norm(const Var<T>& x, const Var<T>& gamma, const Var<T>& beta, doub
     const T* pg = gamma.data();
     const T* pb = beta.data();
     T* py = out.data();
-    for (std::size_t r = 0; r < N; ++r) {
-        const T* xr = px + r * D;
-        T m = 0;
-        for (std::size_t j = 0; j < D; ++j) m += xr[j];
-        m /= T(D);
-        T v = 0;
-        for (std::size_t j = 0; j < D; ++j) v += (xr[j] - m) * (xr[j] - m);
-        v /= T(D);
-        const T rs = T(1) / std::sqrt(v + T(eps));
-        mean[r] = m;
-        rstd[r] = rs;
-        T* yr = py + r * D;
-        for (std::size_t j = 0; j < D; ++j) yr[j] = (xr[j] - m) * rs * pg[j] + pb[j];
-    }
+    parallel::parallel_for(N, 16, [&](std::size_t r0, std::size_t r1) {
+        for (std::size_t r = r0; r < r1; ++r) {
+            const T* xr = px + r * D;
+            T m = 0;
+            for (std::size_t j = 0; j < D; ++j) m += xr[j];
+            m /= T(D);
+            T v = 0;
+            for (std::size_t j = 0; j < D; ++j) v += (xr[j] - m) * (xr[j] - m);
+            v /= T(D);
+            const T rs = T(1) / std::sqrt(v + T(eps));
+            mean[r] = m;
+            rstd[r] = rs;
+            T* yr = py + r * D;
+            for (std::size_t j = 0; j < D; ++j) yr[j] = (xr[j] - m) * rs * pg[j] + pb[j];
+        }
+    });
     return make_result<T>(
         std::move(out), {x, gamma, beta},
         [mean = std::move(mean), rstd = std::move(rstd), N, D](Node<T>& self) {
@@ -117,20 +120,29 @@ Var<T> layer_norm(const Var<T>& x, const Var<T>& gamma, const Var<T>& beta, doub
             if (X.requires_grad) std::tie(dx, acc_x) = grad_target(X);
             T* dg = G.requires_grad ? grad_ptr(G) : nullptr;
             T* db = B.requires_grad ? grad_ptr(B) : nullptr;
-            for (std::size_t r = 0; r < N; ++r) {
-                const T* xr = px + r * D;
-                const T* gr = dy + r * D;
-                const T m = mean[r], rs = rstd[r];
-                T s1 = 0, s2 = 0;
-                for (std::size_t j = 0; j < D; ++j) {
-                    const T xh = (xr[j] - m) * rs;
-                    const T dxh = gr[j] * pg[j];
-                    s1 += dxh;
-                    s2 += dxh * xh;
-                    if (dg) dg[j] += gr[j] * xh;
-                    if (db) db[j] += gr[j];
+            // dgamma, dbeta: sums over rows, in row order (independent of the thread count)
+            if (dg || db)
+                for (std::size_t r = 0; r < N; ++r) {
+                    const T* xr = px + r * D;
+                    const T* gr = dy + r * D;
+                    const T m = mean[r], rs = rstd[r];
+                    for (std::size_t j = 0; j < D; ++j) {
+                        if (dg) dg[j] += gr[j] * (xr[j] - m) * rs;
+                        if (db) db[j] += gr[j];
+                    }
                 }
-                if (dx) {
+            if (!dx) return;
+            parallel::parallel_for(N, 16, [&](std::size_t r0, std::size_t r1) {
+                for (std::size_t r = r0; r < r1; ++r) {
+                    const T* xr = px + r * D;
+                    const T* gr = dy + r * D;
+                    const T m = mean[r], rs = rstd[r];
+                    T s1 = 0, s2 = 0;
+                    for (std::size_t j = 0; j < D; ++j) {
+                        const T dxh = gr[j] * pg[j];
+                        s1 += dxh;
+                        s2 += dxh * (xr[j] - m) * rs;
+                    }
                     s1 /= T(D);
                     s2 /= T(D);
                     T* dr = dx + r * D;
@@ -139,7 +151,7 @@ Var<T> layer_norm(const Var<T>& x, const Var<T>& gamma, const Var<T>& beta, doub
                     else
                         for (std::size_t j = 0; j < D; ++j) dr[j] = rs * (gr[j] * pg[j] - s1 - (xr[j] - m) * rs * s2);
                 }
-            }
+            });
         },
         "layer_norm");
 }

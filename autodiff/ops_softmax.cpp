@@ -6,6 +6,7 @@
 #include <xtensor/xbroadcast.hpp>
 
 #include "autodiff/ops.hpp"
+#include "autodiff/parallel.hpp"
 
 namespace relpos {
 
@@ -137,38 +138,39 @@ Var<T> attention_softmax(const Var<T>& logits, const Array<T>* key_padding, cons
     const T* x = logits.data();
     T* py = y.data();
     const T ninf = -std::numeric_limits<T>::infinity();
-    for (std::size_t b = 0; b < B; ++b)
-        for (std::size_t h = 0; h < H; ++h)
-            for (std::size_t i = 0; i < Lq; ++i) {
-                const std::size_t off = ((b * H + h) * Lq + i) * Lk;
-                const T* xr = x + off;
-                T* yr = py + off;
-                // keys beyond the causal horizon get weight 0 and are never read
-                const std::size_t n = causal ? std::min(Lk, q_offset + i + 1) : Lk;
-                const T* kp = key_padding ? key_padding->data() + b * Lk : nullptr;
-                const T* am = attn ? attn->data() + i * Lk : nullptr;
-                T mx = ninf;
-                for (std::size_t j = 0; j < n; ++j) {
-                    T v = xr[j];
-                    if (kp) v += kp[j];
-                    if (am) v += am[j];
-                    yr[j] = v;
-                    mx = std::max(mx, v);
-                }
-                if (mx == ninf) {  // fully blocked row
-                    std::fill(yr, yr + Lk, T(0));
-                    continue;
-                }
-                T sum = 0;
-                for (std::size_t j = 0; j < n; ++j) {
-                    const T e = std::exp(yr[j] - mx);
-                    yr[j] = e;
-                    sum += e;
-                }
-                const T inv = T(1) / sum;
-                for (std::size_t j = 0; j < n; ++j) yr[j] *= inv;
-                std::fill(yr + n, yr + Lk, T(0));
+    parallel::parallel_for(B * H * Lq, 64, [&](std::size_t r0, std::size_t r1) {
+        for (std::size_t row = r0; row < r1; ++row) {
+            const std::size_t b = row / (H * Lq), i = row % Lq;
+            const std::size_t off = row * Lk;
+            const T* xr = x + off;
+            T* yr = py + off;
+            // keys beyond the causal horizon get weight 0 and are never read
+            const std::size_t n = causal ? std::min(Lk, q_offset + i + 1) : Lk;
+            const T* kp = key_padding ? key_padding->data() + b * Lk : nullptr;
+            const T* am = attn ? attn->data() + i * Lk : nullptr;
+            T mx = ninf;
+            for (std::size_t j = 0; j < n; ++j) {
+                T v = xr[j];
+                if (kp) v += kp[j];
+                if (am) v += am[j];
+                yr[j] = v;
+                mx = std::max(mx, v);
             }
+            if (mx == ninf) {  // fully blocked row
+                std::fill(yr, yr + Lk, T(0));
+                continue;
+            }
+            T sum = 0;
+            for (std::size_t j = 0; j < n; ++j) {
+                const T e = std::exp(yr[j] - mx);
+                yr[j] = e;
+                sum += e;
+            }
+            const T inv = T(1) / sum;
+            for (std::size_t j = 0; j < n; ++j) yr[j] *= inv;
+            std::fill(yr + n, yr + Lk, T(0));
+        }
+    });
     const std::size_t rows = B * H * Lq;
     return make_result<T>(
         std::move(y), {logits},
@@ -177,17 +179,19 @@ Var<T> attention_softmax(const Var<T>& logits, const Array<T>* key_padding, cons
             const T* y = self.value.data();
             const T* g = self.grad.data();
             auto [d, acc] = grad_target(*self.parents[0]);
-            for (std::size_t r = 0; r < rows; ++r) {
-                const T* yr = y + r * Lk;
-                const T* gr = g + r * Lk;
-                T* dr = d + r * Lk;
-                T dot = 0;
-                for (std::size_t j = 0; j < Lk; ++j) dot += gr[j] * yr[j];
-                if (acc)
-                    for (std::size_t j = 0; j < Lk; ++j) dr[j] += yr[j] * (gr[j] - dot);
-                else
-                    for (std::size_t j = 0; j < Lk; ++j) dr[j] = yr[j] * (gr[j] - dot);
-            }
+            parallel::parallel_for(rows, 64, [&, d = d, acc = acc](std::size_t r0, std::size_t r1) {
+                for (std::size_t r = r0; r < r1; ++r) {
+                    const T* yr = y + r * Lk;
+                    const T* gr = g + r * Lk;
+                    T* dr = d + r * Lk;
+                    T dot = 0;
+                    for (std::size_t j = 0; j < Lk; ++j) dot += gr[j] * yr[j];
+                    if (acc)
+                        for (std::size_t j = 0; j < Lk; ++j) dr[j] += yr[j] * (gr[j] - dot);
+                    else
+                        for (std::size_t j = 0; j < Lk; ++j) dr[j] = yr[j] * (gr[j] - dot);
+                }
+            });
         },
         "attention_softmax");
 }
@@ -210,34 +214,42 @@ Var<T> cross_entropy(const Var<T>& logits, const std::vector<std::int32_t>& targ
     Array<T> probs = uninit<T>({N, V});
     const T* x = logits.data();
     T* p = probs.data();
+    for (std::size_t r = 0; r < N; ++r)
+        if (targets[r] != opt.ignore_index && (targets[r] < 0 || static_cast<std::size_t>(targets[r]) >= V))
+            throw std::out_of_range(fmt::format("cross_entropy: target {} at row {} is outside [0, {})", targets[r], r, V));
+    std::vector<double> row_loss(N, 0.0);  // summed in order below: the total does not depend on the split
+    parallel::parallel_for(N, 8, [&](std::size_t r0, std::size_t r1) {
+        for (std::size_t r = r0; r < r1; ++r) {
+            const int t = targets[r];
+            const T* xr = x + r * V;
+            T* pr = p + r * V;
+            if (t == opt.ignore_index) {
+                std::fill(pr, pr + V, T(0));
+                continue;
+            }
+            T mx = xr[0];
+            for (std::size_t j = 1; j < V; ++j) mx = std::max(mx, xr[j]);
+            T se = 0, sx = 0;
+            for (std::size_t j = 0; j < V; ++j) {
+                const T e = std::exp(xr[j] - mx);
+                pr[j] = e;
+                se += e;
+                sx += xr[j];
+            }
+            const T lse = mx + std::log(se);
+            const T inv = T(1) / se;
+            for (std::size_t j = 0; j < V; ++j) pr[j] *= inv;
+            // -sum_j q_j log p_j with q = on * onehot(t) + off: log p_j = x_j - lse
+            row_loss[r] = double(on) * double(lse - xr[t]) + double(off) * (double(V) * double(lse) - double(sx));
+        }
+    });
     double loss = 0;
     std::size_t count = 0;
-    for (std::size_t r = 0; r < N; ++r) {
-        const int t = targets[r];
-        const T* xr = x + r * V;
-        T* pr = p + r * V;
-        if (t == opt.ignore_index) {
-            std::fill(pr, pr + V, T(0));
-            continue;
+    for (std::size_t r = 0; r < N; ++r)
+        if (targets[r] != opt.ignore_index) {
+            loss += row_loss[r];
+            ++count;
         }
-        if (t < 0 || static_cast<std::size_t>(t) >= V)
-            throw std::out_of_range(fmt::format("cross_entropy: target {} at row {} is outside [0, {})", t, r, V));
-        T mx = xr[0];
-        for (std::size_t j = 1; j < V; ++j) mx = std::max(mx, xr[j]);
-        T se = 0, sx = 0;
-        for (std::size_t j = 0; j < V; ++j) {
-            const T e = std::exp(xr[j] - mx);
-            pr[j] = e;
-            se += e;
-            sx += xr[j];
-        }
-        const T lse = mx + std::log(se);
-        const T inv = T(1) / se;
-        for (std::size_t j = 0; j < V; ++j) pr[j] *= inv;
-        // -sum_j q_j log p_j with q = on * onehot(t) + off: log p_j = x_j - lse
-        loss += double(on) * double(lse - xr[t]) + double(off) * (double(V) * double(lse) - double(sx));
-        ++count;
-    }
     const T scale = opt.mean ? (count ? T(1) / T(count) : T(0)) : T(1);
     Array<T> out = Array<T>::from_shape({});
     out() = T(loss * double(scale));
@@ -247,19 +259,21 @@ Var<T> cross_entropy(const Var<T>& logits, const std::vector<std::int32_t>& targ
             const T g = self.grad.data()[0] * scale;
             auto [d, acc] = grad_target(*self.parents[0]);
             const T* p = probs.data();
-            for (std::size_t r = 0; r < N; ++r) {
-                T* dr = d + r * V;
-                if (targets[r] == ig) {
-                    if (!acc) std::fill(dr, dr + V, T(0));
-                    continue;
+            parallel::parallel_for(N, 8, [&, d = d, acc = acc](std::size_t r0, std::size_t r1) {
+                for (std::size_t r = r0; r < r1; ++r) {
+                    T* dr = d + r * V;
+                    if (targets[r] == ig) {
+                        if (!acc) std::fill(dr, dr + V, T(0));
+                        continue;
+                    }
+                    const T* pr = p + r * V;
+                    if (acc)
+                        for (std::size_t j = 0; j < V; ++j) dr[j] += g * (pr[j] - off);
+                    else
+                        for (std::size_t j = 0; j < V; ++j) dr[j] = g * (pr[j] - off);
+                    dr[targets[r]] -= g * on;
                 }
-                const T* pr = p + r * V;
-                if (acc)
-                    for (std::size_t j = 0; j < V; ++j) dr[j] += g * (pr[j] - off);
-                else
-                    for (std::size_t j = 0; j < V; ++j) dr[j] = g * (pr[j] - off);
-                dr[targets[r]] -= g * on;
-            }
+            });
         },
         "cross_entropy");
 }

@@ -28,6 +28,8 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+int g_threads = 1;
+
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 double median(std::vector<double> v) {
@@ -48,6 +50,7 @@ std::vector<double> in_child(const std::function<std::vector<double>()>& f) {
     pid_t pid = fork();
     if (pid == 0) {
         close(fd[0]);
+        blas::set_num_threads(g_threads);  // the pool's workers do not survive fork()
         std::vector<double> r = f();
         r.push_back(peak_rss_mib());
         const std::size_t n = r.size();
@@ -190,7 +193,7 @@ int main(int argc, char** argv) {
     app.add_option("--only", only, "shapes to run: tiny, small, base-short (default all)");
     app.add_flag("--no-attention", no_attention, "skip the attention-layer sweep");
     CLI11_PARSE(app, argc, argv);
-    blas::set_num_threads(threads);
+    g_threads = threads;
 
     fmt::print("relpos bench: {} BLAS thread(s), OpenBLAS kernels {}\n", threads, blas::core_name());
     auto peak = in_child([] { return std::vector<double>{gemm_peak_gflops()}; });

@@ -27,7 +27,7 @@ for t in $THREADS; do
       steps=10; [ "$shape" = tiny ] && steps=30
       torch=$(OPENBLAS_CORETYPE=$CORE /usr/bin/python3 "$REF" ${FLAGS[$shape]} --pe $pe --k 16 --threads $t --omp-threads 1 \
               --steps $steps --warmup 3 --quiet 2>/dev/null | grep '^RESULT' || true)
-      tt=$(sed -n 's/.*tgt_tok_per_s=\([0-9.]*\).*/\1/p' <<<"$torch")
+      tt=$(sed -n 's/.*tgt_tok_per_s=\([0-9.e+]*\).*/\1/p' <<<"$torch")
       tm=$(sed -n 's/.*peak_rss_mib=\([0-9.]*\).*/\1/p' <<<"$torch")
       ours=$(build/relpos_bench --threads $t --only $shape --steps $steps --warmup 3 --no-attention | awk -v pe=$pe '$2==pe {print $4, $8}')
       ot=${ours% *}; om=${ours#* }

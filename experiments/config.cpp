@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
 
 #include "experiments/corpus.hpp"
 
@@ -113,19 +114,67 @@ std::string mark_text(const std::string& path, const YAML::Mark& m) {
     return fmt::format("{}:{}:{}", path, m.line + 1, m.column + 1);
 }
 
+// Where each document of a YAML text starts (its first node), without building the documents.
+class DocumentMarks : public YAML::EventHandler {
+public:
+    std::vector<YAML::Mark> starts;       // OnDocumentStart
+    std::vector<YAML::Mark> first_nodes;  // the first node of each document
+
+    void OnDocumentStart(const YAML::Mark& m) override {
+        starts.push_back(m);
+        pending_ = true;
+    }
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark& m, YAML::anchor_t) override { node(m); }
+    void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { node(m); }
+    void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t, const std::string&) override { node(m); }
+    void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+        node(m);
+    }
+    void OnSequenceEnd() override {}
+    void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+        node(m);
+    }
+    void OnMapEnd() override {}
+
+private:
+    void node(const YAML::Mark& m) {
+        if (pending_) first_nodes.push_back(m);
+        pending_ = false;
+    }
+    bool pending_ = false;
+};
+
 YAML::Node parse_document(const std::string& text, const std::string& path) {
-    std::vector<YAML::Node> docs;
+    // The documents are counted with a parser loop that must make progress, not with YAML::LoadAll:
+    // yaml-cpp 0.7 returns empty documents forever, without moving on and allocating each one, when a
+    // ',' stands outside any list or map (a config of just "," ate all memory; found by fuzz/fuzz_config.cpp).
+    DocumentMarks marks;
+    YAML::Node root;
     try {
-        docs = YAML::LoadAll(text);
+        std::stringstream in(text);
+        YAML::Parser parser(in);
+        while (parser.HandleNextDocument(marks)) {
+            const auto& s = marks.starts;
+            if (s.size() >= 2 && s[s.size() - 1].pos == s[s.size() - 2].pos) {
+                const YAML::Mark m = s.back();
+                const std::string what = m.pos >= 0 && std::size_t(m.pos) < text.size()
+                                             ? fmt::format("'{}' outside any list or map", text[std::size_t(m.pos)])
+                                             : std::string("a token outside any list or map");
+                throw ConfigError(fmt::format("{}: invalid YAML: {}", mark_text(path, m), what));
+            }
+        }
+        root = YAML::Load(text);  // the first document
     } catch (const YAML::ParserException& e) {
         throw ConfigError(fmt::format("{}: invalid YAML: {}", mark_text(path, e.mark), e.msg));
     }
-    if (docs.empty() || (docs.size() == 1 && docs[0].IsNull()))
+    const std::size_t docs = marks.starts.size();
+    if (docs == 0 || (docs == 1 && root.IsNull()))
         throw ConfigError(fmt::format("config file {} is empty (expected a map of settings with at least 'name')", path));
-    if (docs.size() > 1)
+    if (docs > 1)
         throw ConfigError(fmt::format("{}: the file holds {} YAML documents; a config is one map of settings",
-                                      mark_text(path, docs[1].Mark()), docs.size()));
-    const YAML::Node root = docs[0];
+                                      mark_text(path, marks.first_nodes.size() > 1 ? marks.first_nodes[1] : marks.starts[1]),
+                                      docs));
     if (!root.IsMap())
         throw ConfigError(fmt::format("{}: the top level must be a map of settings (name, data, model, train, ...), got {}",
                                       mark_text(path, root.Mark()), describe_node(root)));

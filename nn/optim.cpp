@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "autodiff/parallel.hpp"
+
 namespace relpos::nn {
 
 template <class T>
@@ -67,12 +69,14 @@ void Adam<T>::step(double lr) {
         const T* g = p.grad().data();
         T* m = m_[k].data();
         T* v = v_[k].data();
-        for (std::size_t i = 0, e = p.numel(); i < e; ++i) {
-            m[i] = b1 * m[i] + (T(1) - b1) * g[i];
-            v[i] = b2 * v[i] + (T(1) - b2) * g[i] * g[i];
-            if (opt_.weight_decay > 0) w[i] *= decay;
-            w[i] -= step_size * m[i] / (std::sqrt(v[i]) * inv_sqrt_bc2 + eps);
-        }
+        parallel::parallel_for(p.numel(), 1 << 15, [&](std::size_t i0, std::size_t i1) {
+            for (std::size_t i = i0; i < i1; ++i) {
+                m[i] = b1 * m[i] + (T(1) - b1) * g[i];
+                v[i] = b2 * v[i] + (T(1) - b2) * g[i] * g[i];
+                if (opt_.weight_decay > 0) w[i] *= decay;
+                w[i] -= step_size * m[i] / (std::sqrt(v[i]) * inv_sqrt_bc2 + eps);
+            }
+        });
     }
 }
 

@@ -254,6 +254,7 @@ TEST_CASE("reliability/broken_configs", "[reliability][errors]") {
         cfg("duplicate_key.yaml", {line("duplicate_key.yaml", 6), "train.epochs", "duplicate key"}),
         cfg("empty.yaml", {C + "empty.yaml", "empty"}),
         cfg("two_documents.yaml", {line("two_documents.yaml", 4), "2 YAML documents"}),
+        cfg("stray_comma.yaml", {line("stray_comma.yaml", 4), "invalid YAML", "',' outside any list or map"}),
         cfg("list_at_top.yaml", {line("list_at_top.yaml", 1), "must be a map"}),
         cfg("not_utf8.yaml", {C + "not_utf8.yaml line 2", "UTF-8"}),
         // unknown keys

@@ -1,0 +1,27 @@
+// One thread pool for everything: relpos runs OpenBLAS single-threaded and splits work itself —
+// large gemms by row (or column) blocks, batches of small gemms by batch, and row-wise kernels
+// (softmax, layer norm, cross-entropy, elementwise ops) by contiguous ranges.
+//
+// Why not OpenBLAS's own threads plus an OpenMP pool: two pools on 2 cores fight (OpenBLAS workers
+// spin after each call), small per-head gemms run slower on 2 OpenBLAS threads than on 1, and the
+// elementwise half of a training step would stay single-threaded. With one pool nothing
+// oversubscribes, and every output element is computed by the same code whatever the split, so the
+// numbers depend only on the thread count (same seed + same thread count = same numbers).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+namespace relpos::parallel {
+
+// Threads used by parallel_for (1 = everything on the calling thread). Not thread-safe: call it
+// while no parallel_for runs (at start-up, between runs).
+void set_num_threads(int n);
+int num_threads();
+
+// Calls fn(begin, end) on disjoint contiguous ranges covering [0, n), in parallel when n >= 2 * grain
+// and more than one thread is configured. Nested calls run inline. The split depends only on n,
+// grain and the thread count.
+void parallel_for(std::size_t n, std::size_t grain, const std::function<void(std::size_t, std::size_t)>& fn);
+
+}  // namespace relpos::parallel
