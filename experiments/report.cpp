@@ -282,7 +282,7 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
         if (!plot.empty()) {
             const fs::path s = pdir / "learning_curves.gp";
             std::ofstream(s) << fmt::format(
-                "set terminal pngcairo size 900,600\nset output '{}'\nset title '{}: validation loss'\n"
+                "set terminal pngcairo size 900,600 noenhanced\nset output '{}'\nset title '{}: validation loss'\n"
                 "set xlabel 'step'\nset ylabel 'validation loss (nats/token)'\nset key outside right\nset grid\nplot {}\n",
                 (pdir / "learning_curves.png").string(), t.title, plot);
             run_gnuplot(s);
@@ -307,7 +307,7 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
         for (auto& r : t.rows) logx = logx && std::strtod(r.c_str(), nullptr) >= 0;
         const fs::path s = pdir / "metric_vs_row.gp";
         std::ofstream(s) << fmt::format(
-            "set terminal pngcairo size 800,550\nset output '{}'\nset title '{}'\nset xlabel '{}{}'\nset ylabel '{}'\n"
+            "set terminal pngcairo size 800,550 noenhanced\nset output '{}'\nset title '{}'\nset xlabel '{}{}'\nset ylabel '{}'\n"
             "set grid\n{}plot '{}' using ($1+1):2:3 with yerrorlines title 'relpos (mean ± sd)'{}\n",
             (pdir / "metric_vs_row.png").string(), t.title, t.rows_key, logx ? " (+1, log scale)" : "", m,
             logx ? "set logscale x 2\n" : "", d.string(),
@@ -322,7 +322,7 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
         const fs::path s = pdir / (r.id + ".attention.gp");
         const fs::path png = pdir / (r.id + ".attention.png");
         std::ofstream(s) << fmt::format(
-            "set terminal pngcairo size 600,550\nset output '{}'\nset title '{}: encoder self-attention (last layer, mean of heads)'\n"
+            "set terminal pngcairo size 700,600 noenhanced\nset output '{}'\nset title '{}: last encoder layer'\n"
             "set xlabel 'key position'\nset ylabel 'query position'\nset yrange [] reverse\nset palette grey negative\n"
             "plot '{}' matrix with image notitle\n",
             png.string(), r.id, a.string());
