@@ -22,7 +22,10 @@ public:
     void resize(int n) {
         stop_workers();
         threads_ = std::max(1, n);
-        for (int i = 1; i < threads_; ++i) workers_.emplace_back([this, i] { work(i); });
+        // Workers start from the current generation, so earlier jobs never look new to them and a job
+        // posted before a worker gets scheduled is still seen.
+        const std::uint64_t gen = generation_;
+        for (int i = 1; i < threads_; ++i) workers_.emplace_back([this, i, gen] { work(i, gen); });
     }
     int size() const { return threads_; }
     void forget_after_fork() {
@@ -47,8 +50,7 @@ public:
     }
 
 private:
-    void work(int index) {
-        std::uint64_t seen = 0;
+    void work(int index, std::uint64_t seen) {
         for (;;) {
             const std::function<void(std::size_t)>* job;
             {
@@ -56,7 +58,7 @@ private:
                 cv_.wait(lk, [&] { return quit_ || generation_ != seen; });
                 if (quit_) return;
                 seen = generation_;
-                if (static_cast<std::size_t>(index) >= chunks_) continue;
+                if (!job_ || static_cast<std::size_t>(index) >= chunks_) continue;
                 job = job_;
             }
             (*job)(static_cast<std::size_t>(index));

@@ -563,16 +563,17 @@ void emit_strings(YAML::Emitter& out, const std::vector<std::string>& items) {
 }
 
 // Canonical form of one encoding: `type` first, the other options sorted, so that key order in the file
-// does not change the hash.
+// does not change the hash. Sorted through a std::map of clones: YAML::Node's operator= writes into the
+// node a handle refers to, so std::sort over (key, Node) pairs rewrote the config's own options (found
+// by fuzz/fuzz_config.cpp: {type: shaw, values: false, k: 3} became k: false).
 YAML::Node canonical_position(const PositionSpec& p) {
-    std::vector<std::pair<std::string, YAML::Node>> rest;
+    std::map<std::string, YAML::Node> rest;
     if (p.node.IsMap())
         for (auto it = p.node.begin(); it != p.node.end(); ++it)
-            if (it->first.Scalar() != "type") rest.emplace_back(it->first.Scalar(), it->second);
-    std::sort(rest.begin(), rest.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+            if (it->first.Scalar() != "type") rest.emplace(it->first.Scalar(), YAML::Clone(it->second));
     YAML::Node out(YAML::NodeType::Map);
     out["type"] = p.type;
-    for (const auto& [k, v] : rest) out[k] = YAML::Clone(v);
+    for (const auto& [k, v] : rest) out[k] = v;
     return out;
 }
 

@@ -220,7 +220,13 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
                 window_t0 = std::chrono::steady_clock::now();
             }
             if (cfg_.eval_every > 0 && pr.step % static_cast<std::uint64_t>(cfg_.eval_every) == 0) validate();
-            if (cfg_.checkpoint_every > 0 && pr.step % static_cast<std::uint64_t>(cfg_.checkpoint_every) == 0) save_last();
+            // No periodic checkpoint on a step that ends the epoch or the run: the end-of-epoch validation
+            // is written first and its checkpoint right after, so a kill between the two resumes from the
+            // previous checkpoint and rewrites that validation line once (not twice).
+            const bool ends_here = bi + 1 == plan.size() || (step_limited && pr.step >= max_steps) ||
+                                   (cfg_.time_limit_minutes > 0 && elapsed() >= cfg_.time_limit_minutes * 60.0);
+            if (!ends_here && cfg_.checkpoint_every > 0 && pr.step % static_cast<std::uint64_t>(cfg_.checkpoint_every) == 0)
+                save_last();
             if (g_stop_requested.load()) {
                 save_last();
                 out.interrupted = true;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -22,14 +23,21 @@
 
 namespace {
 
-// A private directory for the file the loader reads (load_config takes a path, not bytes).
-const std::string& work_dir() {
-    static const std::string dir = [] {
-        char tmpl[] = "/tmp/relpos-fuzz-XXXXXX";
-        if (!mkdtemp(tmpl)) std::abort();
-        return std::string(tmpl);
+// A private directory for the file the loader reads (load_config takes a path, not bytes), removed at
+// exit. A plain char array: it must outlive the static destructors that run before the atexit handler.
+char g_work_dir[] = "/tmp/relpos-fuzz-XXXXXX";
+
+std::string work_dir() {
+    static const bool made = [] {
+        if (!mkdtemp(g_work_dir)) std::abort();
+        std::atexit([] {
+            std::error_code ec;
+            std::filesystem::remove_all(g_work_dir, ec);
+        });
+        return true;
     }();
-    return dir;
+    (void)made;
+    return g_work_dir;
 }
 
 void write_file(const std::string& path, const std::string& text) {

@@ -101,6 +101,7 @@ void expect_error(const Case& c, const Result& r) {
     INFO("case " << c.name << ": relpos " << c.args << "\nexit " << r.code << "\nstderr:\n" << r.err);
     CHECK(r.code == c.code);
     CHECK(r.code < 124);  // not a hang (timeout), not a signal
+    // RELPOS_TEST_VERBOSE=1 prints every case and its message (how docs/reliability.md's tables were made).
     if (getenv("RELPOS_TEST_VERBOSE")) fprintf(stderr, "| %s | %d | %s", c.name.c_str(), r.code, r.err.c_str());
     if (c.code == 0) return;
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
@@ -511,6 +512,23 @@ TEST_CASE("reliability/finished_run_untouched", "[reliability][errors]") {
     fs::remove_all(results);
 }
 
+// Found by fuzz/fuzz_config.cpp: config_hash and to_yaml sorted an encoding's options by swapping
+// YAML::Node handles, whose assignment writes into the config itself, so {type: shaw, values: false,
+// k: 3} was saved (and then built) as k: false. A config's hash and saved form must leave it alone.
+TEST_CASE("reliability/saving_a_config_does_not_change_it", "[reliability][config]") {
+    const std::string dir = fresh_dir("canonical");
+    const Result r = relpos("run " + kTinyRun + " results_dir=" + dir + " 'model.position={type: shaw, values: false, k: 3}' --quiet");
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const fs::path run = fs::path(dir) / "tiny_run" / "runs" / "seed=1";
+    const YAML::Node saved = YAML::LoadFile((run / "config.yaml").string())["model"]["position"];
+    CHECK(saved["k"].as<std::string>() == "3");
+    CHECK(saved["values"].as<std::string>() == "false");
+    CHECK(fs::exists(run / "checkpoints/best/params/encoder.layers.0.self_attn.rel_k.npy"));
+    CHECK_FALSE(fs::exists(run / "checkpoints/best/params/encoder.layers.0.self_attn.rel_v.npy"));
+    fs::remove_all(dir);
+}
+
 // ================================================================ interruptions
 
 TEST_CASE("reliability/killed_anywhere_resumes_bit_identical", "[reliability][resume]") {
@@ -568,13 +586,10 @@ TEST_CASE("reliability/killed_anywhere_resumes_bit_identical", "[reliability][re
     fs::remove_all(ref_dir);
 }
 
-// Hidden (run it with `relpos_tests '[known-bug]'`): a known gap in experiments/trainer.cpp, see
-// docs/reliability.md. With checkpoint_every dividing the steps of an epoch, the in-loop checkpoint at
-// the epoch's last step comes *before* the epoch-end validation; a kill after that validation's line
-// reaches metrics.jsonl but before the epoch-end checkpoint makes the resumed run validate again, so
-// metrics.jsonl holds the line twice. Remove the [.] once the trainer saves the epoch-end checkpoint
-// only after the validation (skip the in-loop save on the last batch of an epoch and on the final step).
-TEST_CASE("reliability/killed_after_epoch_end_validation_resumes_bit_identical", "[.][reliability][resume][known-bug]") {
+// With checkpoint_every dividing the steps of an epoch, a kill after the epoch-end validation line but
+// before the epoch-end checkpoint must not leave that line twice after resuming (the trainer skips the
+// periodic checkpoint on a step that ends the epoch or the run).
+TEST_CASE("reliability/killed_after_epoch_end_validation_resumes_bit_identical", "[reliability][resume]") {
     const std::vector<std::string> every4 = {"train.checkpoint_every=4", "--quiet"};  // 12 steps per epoch
     const std::string ref_dir = fresh_dir("kill4-ref");
     std::vector<std::string> args = {"run", kTinyCopy, "results_dir=" + ref_dir};
