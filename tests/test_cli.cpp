@@ -5,6 +5,8 @@
 
 #include <filesystem>
 
+#include "tests/cli_helpers.hpp"
+
 #include <catch2/catch.hpp>
 
 namespace fs = std::filesystem;
@@ -13,18 +15,8 @@ namespace {
 const std::string kBin = std::string(RELPOS_BINARY_DIR) + "/relpos";
 const std::string kFix = std::string(RELPOS_SOURCE_DIR) + "/tests/fixtures/configs/";
 
-struct Cmd {
-    int code;
-    std::string out;
-};
-Cmd sh(const std::string& cmd) {
-    std::string out;
-    FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-    char buf[4096];
-    while (p && fgets(buf, sizeof buf, p)) out += buf;
-    int st = pclose(p);
-    return {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), out};
-}
+using relpos::test::Cmd;
+using relpos::test::sh;
 
 // Runs `relpos run` on a bad config: exit 2, one line, the given fragments, no results written.
 void expect_config_error(const std::string& config, const std::vector<std::string>& overrides,

@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <filesystem>
+
+#include "tests/cli_helpers.hpp"
 #include <fstream>
 #include <thread>
 
@@ -24,18 +26,8 @@ namespace {
 const std::string kBin = std::string(RELPOS_BINARY_DIR) + "/relpos";
 const std::string kTiny = std::string(RELPOS_SOURCE_DIR) + "/tests/fixtures/tiny_copy.yaml";
 
-struct Cmd {
-    int code;
-    std::string out;
-};
-Cmd sh(const std::string& cmd) {
-    std::string out;
-    FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-    char buf[4096];
-    while (p && fgets(buf, sizeof buf, p)) out += buf;
-    int st = pclose(p);
-    return {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), out};
-}
+using relpos::test::Cmd;
+using relpos::test::sh;
 
 std::string fresh_dir(const std::string& name) {
     const fs::path d = fs::temp_directory_path() / ("relpos-test-" + name + "-" + std::to_string(getpid()));

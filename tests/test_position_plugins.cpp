@@ -51,35 +51,6 @@ void check_model(const Spec& spec, std::size_t d_model = 4, std::size_t layers =
         leaves);
 }
 
-// As tests/test_masks_incremental.cpp: decoding one token at a time through the KV caches gives the
-// logits of decoding the whole target at once, and beam reordering keeps rows consistent.
-void incremental_equals_full(const Spec& spec, nn::NormOrder order = nn::NormOrder::Post) {
-    auto cfg = tiny_config(13);
-    cfg.decoder_layers = 2;
-    cfg.dims.norm = order;
-    nn::Transformer<double> model(cfg, positions<double>(spec));
-    model.eval();
-    NoGradGuard ng;
-    const std::size_t B = 2, Ls = 4, Lt = 6;
-    std::vector<std::int32_t> src = {4, 5, 6, 7, 8, 9, 0, 0};
-    std::vector<std::int32_t> tgt = {2, 4, 5, 6, 7, 8, 2, 9, 10, 11, 12, 4};
-    auto smask = model.padding_mask(src, B, Ls);
-    V mem = model.encode(src, B, Ls, smask);
-    Array<double> full = model.decode(tgt, B, Lt, mem, smask).value();  // (B, Lt, V)
-    auto state = model.start_decoding(mem, smask);
-    for (std::size_t t = 0; t < Lt; ++t) {
-        std::vector<std::int32_t> tok = {tgt[t], tgt[Lt + t]};
-        Array<double> step = model.decode_step(tok, state).value();  // (B, V)
-        for (std::size_t b = 0; b < B; ++b)
-            for (std::size_t v = 0; v < cfg.tgt_vocab; ++v) {
-                INFO("step " << t << " row " << b << " vocab " << v);
-                REQUIRE(step(b, v) == Approx(full(b, t, v)).margin(1e-12));
-            }
-    }
-    state.select({1, 1});
-    Array<double> again = model.decode_step({5, 5}, state).value();
-    for (std::size_t v = 0; v < cfg.tgt_vocab; ++v) REQUIRE(again(0, v) == again(1, v));
-}
 
 // The hooks of encoding `type` for one attention site.
 struct Hooked {
