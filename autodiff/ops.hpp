@@ -115,6 +115,10 @@ template <class T> Var<T> layer_norm(const Var<T>& x, const Var<T>& gamma, const
 //     computed by scatter-adding attn into 2k+1 buckets, then an (Lq, 2k+1)·(2k+1, d) product.
 template <class T>
 Var<T> rel_logits(const Var<T>& q, const Var<T>& table, std::size_t k, std::size_t lk, std::size_t q_offset = 0);
+// add_rel_logits: logits (B, H, Lq, Lk) + rel_logits(q, table, k, Lk, q_offset) as one op (no (Lq, Lk)
+//   temporary, the logits' gradient handed through without a copy): what multi-head attention uses.
+template <class T>
+Var<T> add_rel_logits(const Var<T>& logits, const Var<T>& q, const Var<T>& table, std::size_t k, std::size_t q_offset = 0);
 template <class T>
 Var<T> rel_values(const Var<T>& attn, const Var<T>& table, std::size_t k, std::size_t q_offset = 0);
 

@@ -7,11 +7,13 @@
 //   logits: R = Q · wKᵀ is (Lq, 2k+1), then e_ij += R[i, bucket(i, j)]   (gemm + gather)
 //   values: S[i, r] = sum_{j: bucket(i,j) = r} a_ij, then z += S · wV      (scatter-add + gemm)
 #include <algorithm>
+#include <functional>
 
 #include <fmt/format.h>
 
 #include "autodiff/blas.hpp"
 #include "autodiff/ops.hpp"
+#include "autodiff/parallel.hpp"
 
 namespace relpos {
 
@@ -43,16 +45,57 @@ RelDims check_dims(const char* op, const Shape& x, const Shape& table, std::size
     return r;
 }
 
-// bucket(i, j) = clip(j - (i + q_offset), k) + k for every (i, j): (Lq, Lk), shared by all b, h.
-std::vector<std::uint32_t> buckets(std::size_t Lq, std::size_t Lk, std::size_t k, std::size_t off) {
-    std::vector<std::uint32_t> b(Lq * Lk);
-    const long K = static_cast<long>(k);
-    for (std::size_t i = 0; i < Lq; ++i)
-        for (std::size_t j = 0; j < Lk; ++j) {
-            const long rel = static_cast<long>(j) - static_cast<long>(i + off);
-            b[i * Lk + j] = static_cast<std::uint32_t>(std::clamp(rel, -K, K) + K);
-        }
-    return b;
+// bucket(i, j) = clip(j - p, k) + k with p = i + q_offset splits each query row into three runs of keys:
+//   j <  a       bucket 0            (j - p <= -k)
+//   a <= j < c   bucket j - p + k    (|j - p| < k)
+//   j >= c       bucket 2k           (j - p >= k)
+// with a = clamp(p - k + 1, 0, Lk) and c = clamp(p + k, a, Lk) (for k = 0 the middle run is empty and both
+// ends are bucket 0). The kernels below walk these runs instead of a per-element index table: contiguous
+// loops the compiler vectorises, and sums over the end runs in the order a per-element loop would add.
+struct RowRuns {
+    std::size_t a, c;
+    long shift;  // bucket of key j in the middle run: j + shift
+};
+
+RowRuns row_runs(std::size_t i, std::size_t Lk, std::size_t k, std::size_t off) {
+    const long p = static_cast<long>(i + off), K = static_cast<long>(k), L = static_cast<long>(Lk);
+    const long a = std::clamp(p - K + 1, 0L, L);
+    const long c = std::clamp(p + K, a, L);
+    return {static_cast<std::size_t>(a), static_cast<std::size_t>(c), K - p};
+}
+
+// o[j] (+)= s[bucket(j)] over one row: the transposed scatter.
+template <class T>
+void gather_row(const RowRuns& rr, std::size_t Lk, std::size_t R, const T* s, T* o, bool add) {
+    const T lo = s[0], hi = s[R - 1];
+    const std::ptrdiff_t sh = rr.shift;
+    if (add) {
+        for (std::size_t j = 0; j < rr.a; ++j) o[j] += lo;
+        for (std::size_t j = rr.a; j < rr.c; ++j) o[j] += s[static_cast<std::ptrdiff_t>(j) + sh];
+        for (std::size_t j = rr.c; j < Lk; ++j) o[j] += hi;
+    } else {
+        for (std::size_t j = 0; j < rr.a; ++j) o[j] = lo;
+        for (std::size_t j = rr.a; j < rr.c; ++j) o[j] = s[static_cast<std::ptrdiff_t>(j) + sh];
+        for (std::size_t j = rr.c; j < Lk; ++j) o[j] = hi;
+    }
+}
+
+// s[bucket(j)] += x[j] over one row (s has R = 2k+1 entries).
+template <class T>
+void scatter_row(const RowRuns& rr, std::size_t Lk, std::size_t R, const T* x, T* s) {
+    T lo = s[0];
+    for (std::size_t j = 0; j < rr.a; ++j) lo += x[j];
+    s[0] = lo;
+    const std::ptrdiff_t sh = rr.shift;
+    for (std::size_t j = rr.a; j < rr.c; ++j) s[static_cast<std::ptrdiff_t>(j) + sh] += x[j];
+    T hi = s[R - 1];
+    for (std::size_t j = rr.c; j < Lk; ++j) hi += x[j];
+    s[R - 1] = hi;
+}
+
+// Rows (b, h, i) in parallel; each row's work is about Lk.
+void for_rows(std::size_t rows, std::size_t Lk, const std::function<void(std::size_t, std::size_t)>& fn) {
+    parallel::parallel_for(rows, std::max<std::size_t>(1, 16384 / std::max<std::size_t>(Lk, 1)), fn);
 }
 
 // Y (rows, R or d) = X (rows, d or R) · table(ᵀ), over all (b, h) at once when the table is shared,
@@ -90,67 +133,88 @@ void table_grad(const RelDims& r, const T* A, const T* Bm, T* dtable) {
 
 }  // namespace
 
+// out = base + gather(Q · wKᵀ), base optional. With a base (the q·k logits) this is one op instead of
+// a gather into an (Lq, Lk) temporary plus an add: one pass over the logits forward, and backward
+// the logits' gradient is handed through (moved, not copied) while one pass scatters it into dR.
 template <class T>
-Var<T> rel_logits(const Var<T>& q, const Var<T>& table, std::size_t k, std::size_t lk, std::size_t q_offset) {
-    const RelDims r = check_dims("rel_logits", q.shape(), table.shape(), k, true, lk);
+Var<T> rel_logits_impl(const Var<T>* base, const Var<T>& q, const Var<T>& table, std::size_t k, std::size_t lk,
+                       std::size_t q_offset, const char* op) {
+    const RelDims r = check_dims(op, q.shape(), table.shape(), k, true, lk);
+    if (base && base->shape() != Shape{r.B, r.H, r.Lq, r.Lk})
+        shape_fail(op, fmt::format("logits {} must be (B, H, Lq, Lk) = {} for query {}", shape_str(base->shape()),
+                                   shape_str(Shape{r.B, r.H, r.Lq, r.Lk}), shape_str(q.shape())));
     const std::size_t rows = r.B * r.H * r.Lq;
     Array<T> Rq = uninit<T>({r.B, r.H, r.Lq, r.R});  // (B, H, Lq, 2k+1) = Q · wKᵀ
     table_gemm(r, true, r.d, r.R, q.data(), table.data(), Rq.data(), T(0));
-    auto bk = buckets(r.Lq, r.Lk, k, q_offset);
-    Array<T> out = uninit<T>({r.B, r.H, r.Lq, r.Lk});  // gather
-    {
+    Array<T> out = uninit<T>({r.B, r.H, r.Lq, r.Lk});
+    for_rows(rows, r.Lk, [&](std::size_t r0, std::size_t r1) {
         const T* src = Rq.data();
         T* dst = out.data();
-        for (std::size_t row = 0; row < rows; ++row) {
-            const std::uint32_t* bi = bk.data() + (row % r.Lq) * r.Lk;
-            const T* s = src + row * r.R;
+        const T* bs = base ? base->data() : nullptr;
+        for (std::size_t row = r0; row < r1; ++row) {
             T* o = dst + row * r.Lk;
-            for (std::size_t j = 0; j < r.Lk; ++j) o[j] = s[bi[j]];
+            if (bs) std::copy(bs + row * r.Lk, bs + (row + 1) * r.Lk, o);
+            gather_row(row_runs(row % r.Lq, r.Lk, k, q_offset), r.Lk, r.R, src + row * r.R, o, bs != nullptr);
         }
-    }
+    });
+    std::vector<Var<T>> parents{q, table};
+    if (base) parents.push_back(*base);
     return make_result<T>(
-        std::move(out), {q, table},
-        [r, bk = std::move(bk)](Node<T>& self) {
+        std::move(out), std::move(parents),
+        [r, k, q_offset](Node<T>& self) {
             auto& Q = *self.parents[0];
             auto& W = *self.parents[1];
             const std::size_t rows = r.B * r.H * r.Lq;
             // dR[i, r] = sum_{j: bucket(i,j) = r} dE[i, j]   (transposed gather = scatter-add)
             Array<T> dR = zeros<T>({r.B, r.H, r.Lq, r.R});
-            const T* g = self.grad.data();
-            T* pr = dR.data();
-            for (std::size_t row = 0; row < rows; ++row) {
-                const std::uint32_t* bi = bk.data() + (row % r.Lq) * r.Lk;
-                const T* gr = g + row * r.Lk;
-                T* dr = pr + row * r.R;
-                for (std::size_t j = 0; j < r.Lk; ++j) dr[bi[j]] += gr[j];
-            }
+            for_rows(rows, r.Lk, [&](std::size_t r0, std::size_t r1) {
+                const T* g = self.grad.data();
+                T* pr = dR.data();
+                for (std::size_t row = r0; row < r1; ++row)
+                    scatter_row(row_runs(row % r.Lq, r.Lk, k, q_offset), r.Lk, r.R, g + row * r.Lk, pr + row * r.R);
+            });
             if (Q.requires_grad) table_gemm(r, false, r.R, r.d, dR.data(), W.value.data(), grad_ptr(Q), T(1));
             if (W.requires_grad) table_grad(r, dR.data(), Q.value.data(), grad_ptr(W));
+            if (self.parents.size() > 2 && self.parents[2]->requires_grad) {
+                Node<T>& L = *self.parents[2];
+                if (!L.has_grad) {  // this node's gradient is released after this call anyway
+                    L.grad = std::move(self.grad);
+                    L.has_grad = true;
+                } else {
+                    accumulate_grad(L, self.grad);
+                }
+            }
         },
-        "rel_logits");
+        op);
+}
+
+template <class T>
+Var<T> rel_logits(const Var<T>& q, const Var<T>& table, std::size_t k, std::size_t lk, std::size_t q_offset) {
+    return rel_logits_impl<T>(nullptr, q, table, k, lk, q_offset, "rel_logits");
+}
+
+template <class T>
+Var<T> add_rel_logits(const Var<T>& logits, const Var<T>& q, const Var<T>& table, std::size_t k, std::size_t q_offset) {
+    if (logits.ndim() != 4) shape_fail("add_rel_logits", fmt::format("expects (B, H, Lq, Lk) logits, got {}", shape_str(logits.shape())));
+    return rel_logits_impl<T>(&logits, q, table, k, logits.dim(3), q_offset, "add_rel_logits");
 }
 
 template <class T>
 Var<T> rel_values(const Var<T>& attn, const Var<T>& table, std::size_t k, std::size_t q_offset) {
     const RelDims r = check_dims("rel_values", attn.shape(), table.shape(), k, false, 0);
     const std::size_t rows = r.B * r.H * r.Lq;
-    auto bk = buckets(r.Lq, r.Lk, k, q_offset);
     Array<T> S = zeros<T>({r.B, r.H, r.Lq, r.R});  // bucketed attention weights
-    {
+    for_rows(rows, r.Lk, [&](std::size_t r0, std::size_t r1) {
         const T* a = attn.data();
         T* s = S.data();
-        for (std::size_t row = 0; row < rows; ++row) {
-            const std::uint32_t* bi = bk.data() + (row % r.Lq) * r.Lk;
-            const T* ar = a + row * r.Lk;
-            T* sr = s + row * r.R;
-            for (std::size_t j = 0; j < r.Lk; ++j) sr[bi[j]] += ar[j];
-        }
-    }
+        for (std::size_t row = r0; row < r1; ++row)
+            scatter_row(row_runs(row % r.Lq, r.Lk, k, q_offset), r.Lk, r.R, a + row * r.Lk, s + row * r.R);
+    });
     Array<T> out = uninit<T>({r.B, r.H, r.Lq, r.d});  // S · wV
     table_gemm(r, false, r.R, r.d, S.data(), table.data(), out.data(), T(0));
     return make_result<T>(
         std::move(out), {attn, table},
-        [r, bk = std::move(bk), S = std::move(S)](Node<T>& self) {
+        [r, k, q_offset, S = std::move(S)](Node<T>& self) {
             auto& A = *self.parents[0];
             auto& W = *self.parents[1];
             const std::size_t rows = r.B * r.H * r.Lq;
@@ -158,14 +222,12 @@ Var<T> rel_values(const Var<T>& attn, const Var<T>& table, std::size_t k, std::s
             if (A.requires_grad) {
                 Array<T> dS = uninit<T>({r.B, r.H, r.Lq, r.R});  // dZ · wVᵀ
                 table_gemm(r, true, r.d, r.R, g, W.value.data(), dS.data(), T(0));
-                T* da = grad_ptr(A);
-                const T* ps = dS.data();
-                for (std::size_t row = 0; row < rows; ++row) {  // gather back to (Lq, Lk)
-                    const std::uint32_t* bi = bk.data() + (row % r.Lq) * r.Lk;
-                    const T* sr = ps + row * r.R;
-                    T* dr = da + row * r.Lk;
-                    for (std::size_t j = 0; j < r.Lk; ++j) dr[j] += sr[bi[j]];
-                }
+                auto [da, acc] = grad_target(A);
+                for_rows(rows, r.Lk, [&, da = da, acc = acc](std::size_t r0, std::size_t r1) {
+                    for (std::size_t row = r0; row < r1; ++row)  // gather back to (Lq, Lk)
+                        gather_row(row_runs(row % r.Lq, r.Lk, k, q_offset), r.Lk, r.R, dS.data() + row * r.R,
+                                   da + row * r.Lk, acc);
+                });
             }
             if (W.requires_grad) table_grad(r, S.data(), g, grad_ptr(W));
         },
@@ -174,6 +236,7 @@ Var<T> rel_values(const Var<T>& attn, const Var<T>& table, std::size_t k, std::s
 
 #define RELPOS_INST(T)                                                                                  \
     template Var<T> rel_logits(const Var<T>&, const Var<T>&, std::size_t, std::size_t, std::size_t);    \
+    template Var<T> add_rel_logits(const Var<T>&, const Var<T>&, const Var<T>&, std::size_t, std::size_t); \
     template Var<T> rel_values(const Var<T>&, const Var<T>&, std::size_t, std::size_t);
 RELPOS_INST(float)
 RELPOS_INST(double)

@@ -186,12 +186,14 @@ int main(int argc, char** argv) {
     int threads = 1, steps = 10, warmup = 3, reps = 5;
     std::vector<std::string> only;
     bool no_attention = false;
+    std::vector<std::size_t> lengths{32, 128, 512, 1024};
     app.add_option("--threads", threads, "BLAS threads (relpos uses no other thread pool)");
     app.add_option("--steps", steps, "timed training steps per shape");
     app.add_option("--warmup", warmup, "untimed warm-up steps");
     app.add_option("--reps", reps, "timed repetitions of the attention layer");
     app.add_option("--only", only, "shapes to run: tiny, small, base-short (default all)");
     app.add_flag("--no-attention", no_attention, "skip the attention-layer sweep");
+    app.add_option("--lengths", lengths, "sequence lengths of the attention-layer sweep (default 32 128 512 1024)");
     CLI11_PARSE(app, argc, argv);
     g_threads = threads;
 
@@ -219,7 +221,7 @@ int main(int argc, char** argv) {
         fmt::print("\none self-attention layer, B=4 d=256 h=8, forward+backward (median of {}):\n", reps);
         fmt::print("{:>6} {:>12} {:>12} {:>8} {:>14} {:>14}\n", "L", "plain ms", "shaw k=16 ms", "ratio", "plain MiB",
                    "shaw MiB");
-        for (std::size_t L : {32, 128, 512, 1024}) {
+        for (std::size_t L : lengths) {
             auto p = in_child([&] { return attention_bench(L, false, reps); });
             auto r = in_child([&] { return attention_bench(L, true, reps); });
             if (p.size() < 2 || r.size() < 2) continue;

@@ -21,7 +21,7 @@ constexpr long kNoMax = std::numeric_limits<long>::max();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 const std::vector<std::string> kLanguages{"de", "en"};
-const std::vector<std::string> kMetrics{"bleu", "bleu_tok", "loss", "ppl", "accuracy"};
+const std::vector<std::string> kMetrics{"bleu", "bleu_tok", "loss", "ppl", "accuracy", "token_accuracy"};
 const std::vector<std::string> kPlots{"learning_curves", "metric_vs_row", "attention"};
 // Keys that describe the experiment rather than one run: sweeping them would not change a run or would
 // move runs out of the experiment's directory.

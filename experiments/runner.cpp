@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <sstream>
 #include <cctype>
 #include <chrono>
 #include <cstring>
@@ -340,9 +341,27 @@ std::map<std::string, double> score_split(const nn::Transformer<float>& model, c
             std::size_t ok = 0;
             for (std::size_t i = 0; i < hyps.size(); ++i) ok += hyps[i] == split.refs[i];
             m[name] = hyps.empty() ? 0.0 : 100.0 * double(ok) / double(hyps.size());
+        } else if (name == "token_accuracy") {
+            m[name] = token_accuracy(hyps, split.refs);
         }
     }
     return m;
+}
+
+double token_accuracy(const std::vector<std::string>& hyps, const std::vector<std::string>& refs) {
+    const auto words = [](const std::string& s) {
+        std::vector<std::string> w;
+        std::istringstream in(s);
+        for (std::string t; in >> t;) w.push_back(t);
+        return w;
+    };
+    std::size_t right = 0, total = 0;
+    for (std::size_t i = 0; i < std::min(hyps.size(), refs.size()); ++i) {
+        const auto h = words(hyps[i]), r = words(refs[i]);
+        for (std::size_t j = 0; j < std::min(h.size(), r.size()); ++j) right += h[j] == r[j];
+        total += std::max(h.size(), r.size());
+    }
+    return total == 0 ? 0.0 : 100.0 * double(right) / double(total);
 }
 
 std::string moses_untokenize(const std::string& s) {

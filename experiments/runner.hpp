@@ -81,6 +81,11 @@ struct RunOptions {
 // Returns the process exit code (0 ok, 3 non-finite stop, 130 interrupted).
 int run_experiment(const std::string& config_path, const std::vector<std::string>& overrides, const RunOptions& opt);
 
+// Per-position accuracy in %: reference tokens (whitespace-separated) matched by the hypothesis token
+// at the same position, over all reference tokens; a short hypothesis misses its missing positions and
+// extra hypothesis tokens count as errors in the denominator (max of the two lengths per sentence).
+double token_accuracy(const std::vector<std::string>& hyps, const std::vector<std::string>& refs);
+
 // Undoes Moses' XML escapes and English apostrophe splits ("it 's" -> "it's") for 13a scoring.
 std::string moses_untokenize(const std::string& tokenized);
 

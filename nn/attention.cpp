@@ -76,11 +76,8 @@ Var<T> MultiHeadAttention<T>::forward(const Var<T>& x, const Var<T>& kv, const A
             cache->v = v;
         }
     }
-    const std::size_t Lk = k.dim(2);
-
     Var<T> logits = matmul(q, k, false, true);  // (B, H, Lq, Lk)
-    for (auto& h : hooks)
-        if (Var<T> b = h->logit_bias(q, Lk, q_offset); b.defined()) logits = logits + b;
+    for (auto& h : hooks) logits = h->add_logit_bias(logits, q, q_offset);
 
     // Masks applied inside the softmax: key padding, the user's attention mask, and causality (query
     // at absolute position q_offset + i sees keys j <= q_offset + i).

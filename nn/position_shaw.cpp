@@ -41,6 +41,10 @@ public:
         if (!o_.keys) return {};
         return rel_logits(q, rel_k, o_.k, lk, q_offset);  // (B, H, Lq, Lk)
     }
+    Var<T> add_logit_bias(const Var<T>& logits, const Var<T>& q, std::size_t q_offset) override {
+        if (!o_.keys) return logits;
+        return add_rel_logits(logits, q, rel_k, o_.k, q_offset);  // fused: no (B, H, Lq, Lk) temporary
+    }
     Var<T> output_term(const Var<T>& attn, std::size_t q_offset) override {
         if (!o_.values) return {};
         return rel_values(attn, rel_v, o_.k, q_offset);  // (B, H, Lq, d)

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "experiments/bleu.hpp"
+#include "experiments/runner.hpp"
 #include "experiments/corpus.hpp"
 
 using namespace relpos;
@@ -191,4 +192,15 @@ TEST_CASE("bleu/errors") {
     bad = {};
     bad.smooth = "laplace";
     REQUIRE_THROWS_WITH(corpus_bleu({"a"}, {"a"}, bad), Catch::Contains("allowed: exp, none, floor, add-k"));
+}
+
+TEST_CASE("metrics/token_accuracy") {
+    // position by position over the longer of hypothesis and reference
+    CHECK(token_accuracy({"a b c"}, {"a b c"}) == Approx(100.0));
+    CHECK(token_accuracy({"a x c"}, {"a b c"}) == Approx(200.0 / 3.0));
+    CHECK(token_accuracy({"a b"}, {"a b c d"}) == Approx(50.0));        // missing positions are wrong
+    CHECK(token_accuracy({"a b c d"}, {"a b"}) == Approx(50.0));        // extra tokens are wrong too
+    CHECK(token_accuracy({"b c d"}, {"a b c d"}) == Approx(0.0));       // shifted by one: nothing aligns
+    CHECK(token_accuracy({"a b", ""}, {"a b", "c d"}) == Approx(50.0)); // pooled over sentences
+    CHECK(token_accuracy({}, {}) == Approx(0.0));
 }

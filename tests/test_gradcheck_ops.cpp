@@ -232,6 +232,18 @@ TEST_CASE("gradcheck/rel_logits", "[gradcheck]") {
     require_gradcheck([&] { return rel_logits(q, per_head, 2, 6, 1); }, {q, per_head});
 }
 
+TEST_CASE("gradcheck/add_rel_logits", "[gradcheck]") {
+    // logits + relative term in one op; Lk > Lq with a query offset as in incremental decoding, k = 0
+    // (one bucket) and k larger than the sequence. The logits leaf is used twice so its gradient is
+    // accumulated, not handed through.
+    V q = leaf({2, 2, 3, 4}, 64), e = leaf({2, 2, 3, 7}, 65);
+    for (std::size_t k : {0, 1, 2, 9}) {
+        V shared = leaf({2 * k + 1, 4}, 66 + k), per_head = leaf({2, 2 * k + 1, 4}, 76 + k);
+        require_gradcheck([&] { return add_rel_logits(e, q, shared, k, 4); }, {e, q, shared});
+        require_gradcheck([&] { return add_rel_logits(e, q, per_head, k, 0) * e; }, {e, q, per_head});
+    }
+}
+
 TEST_CASE("gradcheck/rel_values", "[gradcheck]") {
     V a = leaf({2, 2, 4, 6}, 59), shared = leaf({5, 3}, 60), per_head = leaf({2, 5, 3}, 61);
     require_gradcheck([&] { return rel_values(a, shared, 2, 0); }, {a, shared});

@@ -67,12 +67,13 @@ V reference(const V& q, const V& kk, const V& v, const V& tk, const V& tv, std::
 }
 
 // The fast path, as MultiHeadAttention composes it: q pre-scaled, bucketed kernels for both terms.
+// `fused` uses add_rel_logits (what MultiHeadAttention calls), otherwise logits + rel_logits.
 V fast(const V& q, const V& kk, const V& v, const V& tk, const V& tv, std::size_t k, const Variant& var,
-       const Array<double>& mask) {
+       const Array<double>& mask, bool fused) {
     const std::size_t L = q.dim(2), d = q.dim(3);
     V qs = q * (1.0 / std::sqrt(double(d)));
     V e = matmul(qs, kk, false, true);
-    if (var.keys) e = e + rel_logits(qs, tk, k, L, 0);
+    if (var.keys) e = fused ? add_rel_logits(e, qs, tk, k, 0) : e + rel_logits(qs, tk, k, L, 0);
     V a = softmax(e, -1, &mask);
     V z = matmul(a, v);
     if (var.values) z = z + rel_values(a, var.tie ? tk : tv, k, 0);
@@ -82,8 +83,9 @@ V fast(const V& q, const V& kk, const V& v, const V& tk, const V& tv, std::size_
 void compare(const Variant& var) {
     const std::size_t B = 2, H = 2, d = 3;
     for (std::size_t L : {1, 5, 33})
-        for (std::size_t k : {0, 1, 4, 40}) {
-            INFO("L=" << L << " k=" << k << " keys=" << var.keys << " values=" << var.values << " tie=" << var.tie
+        for (std::size_t k : {0, 1, 4, 40})
+        for (bool fused : {false, true}) {
+            INFO("L=" << L << " k=" << k << " fused=" << fused << " keys=" << var.keys << " values=" << var.values << " tie=" << var.tie
                       << " per_head=" << var.per_head << " mask=" << int(var.mask));
             const std::size_t R = 2 * k + 1;
             const Shape ts = var.per_head ? Shape{H, R, d} : Shape{R, d};
@@ -92,7 +94,7 @@ void compare(const Variant& var) {
             V tk = leaf(ts, s + 4), tv = leaf(ts, s + 5);
             Array<double> mask = make_mask(var.mask, B, H, L);
             V zr = reference(q, kk, v, tk, tv, k, var, mask);
-            V zf = fast(q, kk, v, tk, tv, k, var, mask);
+            V zf = fast(q, kk, v, tk, tv, k, var, mask, fused);
             require_close(zf.value(), zr.value(), 1e-12);
             // gradients: the same random projection through both
             Array<double> r = randn<double>(zr.shape(), s + 6);
@@ -141,7 +143,7 @@ TEST_CASE("gradcheck/relative_attention_fast_path", "[gradcheck][relative]") {
         V q = leaf({B, H, L, d}, 1), kk = leaf({B, H, L, d}, 2), v = leaf({B, H, L, d}, 3);
         V tk = leaf(ts, 4), tv = leaf(ts, 5);
         Array<double> mask = make_mask(var.mask, B, H, L);
-        require_gradcheck([&] { return fast(q, kk, v, tk, tv, k, var, mask); }, {q, kk, v, tk, tv});
+        require_gradcheck([&] { return fast(q, kk, v, tk, tv, k, var, mask, true); }, {q, kk, v, tk, tv});
     }
 }
 
@@ -156,4 +158,35 @@ TEST_CASE("relative/incremental_offsets", "[relative]") {
         Array<double> row = rel_logits(qt, t, k, step + 1, step).value();  // (1, 1, 1, step+1)
         for (std::size_t j = 0; j <= step; ++j) REQUIRE(row(0, 0, 0, j) == full(0, 0, step, j));
     }
+}
+
+TEST_CASE("relative/offsets_and_clipping_elementwise", "[relative]") {
+    // Every (i, j) of the run-based kernels against the definition, for query offsets that put keys
+    // before, inside and after the clipping window, Lq != Lk, k = 0 and k beyond the sequence.
+    const std::size_t Lq = 3, Lk = 7, d = 2;
+    for (std::size_t k : {0, 1, 2, 9})
+        for (std::size_t off : {0, 3, 10}) {
+            INFO("k=" << k << " offset=" << off);
+            const long K = static_cast<long>(k);
+            V q = leaf({1, 2, Lq, d}, 20 + k), t = leaf({2, 2 * k + 1, d}, 30 + k);
+            V e = leaf({1, 2, Lq, Lk}, 40 + k), a = leaf({1, 2, Lq, Lk}, 50 + k);
+            Array<double> fused = add_rel_logits(e, q, t, k, off).value();
+            Array<double> plain = rel_logits(q, t, k, Lk, off).value();
+            Array<double> z = rel_values(a, t, k, off).value();
+            for (std::size_t h = 0; h < 2; ++h)
+                for (std::size_t i = 0; i < Lq; ++i) {
+                    std::vector<double> zi(d, 0.0);
+                    for (std::size_t j = 0; j < Lk; ++j) {
+                        const long rel = std::clamp(long(j) - long(i + off), -K, K) + K;
+                        double dot = 0;
+                        for (std::size_t c = 0; c < d; ++c) {
+                            dot += q.value()(0, h, i, c) * t.value()(h, rel, c);
+                            zi[c] += a.value()(0, h, i, j) * t.value()(h, rel, c);
+                        }
+                        REQUIRE(plain(0, h, i, j) == Approx(dot).margin(1e-12));
+                        REQUIRE(fused(0, h, i, j) == Approx(e.value()(0, h, i, j) + dot).margin(1e-12));
+                    }
+                    for (std::size_t c = 0; c < d; ++c) REQUIRE(z(0, h, i, c) == Approx(zi[c]).margin(1e-12));
+                }
+        }
 }
