@@ -136,6 +136,7 @@ ReportTables build_report(const std::string& dir_in) {
     t.rows = axis_order(cfg, cfg.report.rows, runs);
     t.cols = axis_order(cfg, cfg.report.columns, runs);
     t.metrics = cfg.report.metrics;
+    t.plots = cfg.report.plots;
     if (t.metrics.empty())
         for (auto& s : cfg.eval.splits)
             for (auto& m : cfg.eval.metrics) t.metrics.push_back(s + "." + m);
@@ -261,28 +262,62 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
     const fs::path pdir = dir / "plots";
     fs::create_directories(pdir);
     const auto runs = read_runs(dir);
-    // 1. learning curves: validation loss against step, one line per run
-    {
-        std::string plot;
+    const auto wanted = [&](const char* name) {
+        return t.plots.empty() || std::find(t.plots.begin(), t.plots.end(), name) != t.plots.end();
+    };
+    // 1. learning curves: validation loss against step, one line per table cell (row, column): the mean
+    //    over its seeds at the steps every seed validated, so a 21-run sweep stays readable. The
+    //    per-run curves are written too (<run>.valid.dat) for anyone who wants the spread.
+    if (wanted("learning_curves")) {
+        struct Group {
+            std::vector<std::map<long, double>> curves;
+        };
+        std::vector<std::string> order;
+        std::map<std::string, Group> groups;
         for (const auto& r : runs) {
             const fs::path m = dir / "runs" / r.id / "metrics.jsonl";
-            const fs::path d = pdir / (r.id + ".valid.dat");
             std::ifstream in(m);
-            std::ofstream out(d);
+            std::ofstream out(pdir / (r.id + ".valid.dat"));
+            std::map<long, double> curve;
             std::string line;
-            std::size_t n = 0;
             while (std::getline(in, line)) {
                 if (line.find("valid_loss") == std::string::npos) continue;
                 YAML::Node j = YAML::Load(line);
-                out << j["step"].as<long>() << " " << j["valid_loss"].as<double>() << "\n";
-                ++n;
+                curve[j["step"].as<long>()] = j["valid_loss"].as<double>();  // a resumed run's repeat wins
             }
-            if (n) plot += fmt::format("{}'{}' using 1:2 with linespoints title '{}'", plot.empty() ? "" : ", ", d.string(), r.id);
+            for (auto& [step, loss] : curve) out << step << " " << loss << "\n";
+            if (curve.empty()) continue;
+            const auto named = [&](const std::string& key) {  // "k=16" for model.position.k
+                return key.substr(key.rfind('.') + 1) + "=" + label_of(r, key);
+            };
+            std::string g = t.rows_key.empty() ? "" : named(t.rows_key);
+            if (!t.cols_key.empty()) g += (g.empty() ? "" : " / ") + named(t.cols_key);
+            if (g.empty()) g = t.rows_key.empty() && t.cols_key.empty() ? "all runs" : r.id;
+            if (!groups.count(g)) order.push_back(g);
+            groups[g].curves.push_back(std::move(curve));
+        }
+        std::string plot;
+        for (std::size_t gi = 0; gi < order.size(); ++gi) {
+            const Group& g = groups[order[gi]];
+            const fs::path d = pdir / fmt::format("curve_{}.dat", gi);
+            std::ofstream out(d);
+            for (const auto& [step, first] : g.curves.front()) {
+                double sum = 0;
+                bool all = true;
+                for (const auto& c : g.curves) {
+                    auto it = c.find(step);
+                    if (it == c.end()) { all = false; break; }
+                    sum += it->second;
+                }
+                if (all) out << step << " " << sum / double(g.curves.size()) << "\n";
+            }
+            plot += fmt::format("{}'{}' using 1:2 with linespoints title '{} (n={})'", plot.empty() ? "" : ", ", d.string(),
+                                order[gi], g.curves.size());
         }
         if (!plot.empty()) {
             const fs::path s = pdir / "learning_curves.gp";
             std::ofstream(s) << fmt::format(
-                "set terminal pngcairo size 900,600 noenhanced\nset output '{}'\nset title '{}: validation loss'\n"
+                "set terminal pngcairo size 900,600 noenhanced\nset output '{}'\nset title '{}: validation loss, mean over seeds'\n"
                 "set xlabel 'step'\nset ylabel 'validation loss (nats/token)'\nset key outside right\nset grid\nplot {}\n",
                 (pdir / "learning_curves.png").string(), t.title, plot);
             run_gnuplot(s);
@@ -292,7 +327,7 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
     // 2. metric against the row value (e.g. BLEU vs k), error bars over seeds, paper beside ours
     bool numeric = !t.rows_key.empty();
     for (auto& r : t.rows) numeric = numeric && is_number(r);
-    if (numeric && !t.metrics.empty()) {
+    if (numeric && !t.metrics.empty() && wanted("metric_vs_row")) {
         const std::string m = t.metrics.front();
         const fs::path d = pdir / "metric_vs_row.dat";
         {
@@ -317,6 +352,7 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
     }
     // 3. attention heat maps of one sentence (last encoder layer, mean over heads), one per run
     for (const auto& r : runs) {
+        if (!wanted("attention")) break;
         const fs::path a = dir / "runs" / r.id / "attention.tsv";
         if (!fs::exists(a)) continue;
         const fs::path s = pdir / (r.id + ".attention.gp");

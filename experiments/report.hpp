@@ -24,6 +24,7 @@ struct ReportTables {
     std::size_t runs = 0;
     std::string commits, machines, latest;
     double train_seconds = 0;
+    std::vector<std::string> plots;  // report.plots; empty = every plot that applies
 };
 
 ReportTables build_report(const std::string& dir);

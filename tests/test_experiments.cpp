@@ -294,3 +294,34 @@ TEST_CASE("report/renders_tables_from_fixture_runs", "[report]") {
     CHECK_THAT(render_json(t), Catch::Contains("\"mean\": 31.000000"));
     fs::remove_all(dir);
 }
+
+TEST_CASE("report/learning_curves_average_seeds_per_row", "[report]") {
+    // One curve per row: the mean validation loss over the row's seeds, at the steps all of them have
+    // (k = 16: seed 3 stopped after step 10, so only step 10 is averaged: (4 + 5 + 6) / 3).
+    const std::string dir = fresh_dir("report_curves");
+    fs::copy(std::string(RELPOS_SOURCE_DIR) + "/tests/fixtures/runs", dir, fs::copy_options::recursive);
+    ReportTables t = build_report(dir + "/fixture_k");
+    std::string note;
+    render_plots(dir + "/fixture_k", t, &note);
+    if (!note.empty()) {
+        WARN(note);
+        return;
+    }
+    const auto read = [&](const std::string& name) {
+        std::ifstream in(dir + "/fixture_k/plots/" + name);
+        return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    };
+    CHECK(read("curve_0.dat") == "10 7\n");  // k = 0, one seed
+    CHECK(read("curve_1.dat") == "10 5\n");  // k = 16, three seeds
+    CHECK(read("k=16_seed=2.valid.dat") == "10 5\n20 2\n");
+    const std::string gp = read("learning_curves.gp");
+    CHECK_THAT(gp, Catch::Contains("title 'k=0 (n=1)'") && Catch::Contains("title 'k=16 (n=3)'"));
+    // report.plots picks the plots: only BLEU vs k here
+    fs::remove_all(dir + "/fixture_k/plots");
+    t.plots = {"metric_vs_row"};
+    render_plots(dir + "/fixture_k", t, &note);
+    CHECK(fs::exists(dir + "/fixture_k/plots/metric_vs_row.gp"));
+    CHECK_FALSE(fs::exists(dir + "/fixture_k/plots/learning_curves.gp"));
+    CHECK_FALSE(fs::exists(dir + "/fixture_k/plots/k=0_seed=1.attention.gp"));
+    fs::remove_all(dir);
+}
