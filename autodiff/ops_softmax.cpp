@@ -210,10 +210,12 @@ Var<T> cross_entropy(const Var<T>& logits, const std::vector<std::int32_t>& targ
             fmt::format("cross_entropy: label smoothing must be in [0, 1), got {}", opt.label_smoothing));
     const T eps = T(opt.label_smoothing);
     const T on = T(1) - eps, off = eps / T(V);
-    // probs (N, V): kept for the backward pass, which is softmax - target distribution.
-    Array<T> probs = uninit<T>({N, V});
+    // probs (N, V): kept for the backward pass, which is softmax - target distribution; not even
+    // allocated when no gradient is recorded (validation loss, `relpos eval`).
+    const bool keep = grad_enabled() && logits.requires_grad();
+    Array<T> probs = keep ? uninit<T>({N, V}) : Array<T>();
     const T* x = logits.data();
-    T* p = probs.data();
+    T* p = keep ? probs.data() : nullptr;
     for (std::size_t r = 0; r < N; ++r)
         if (targets[r] != opt.ignore_index && (targets[r] < 0 || static_cast<std::size_t>(targets[r]) >= V))
             throw std::out_of_range(fmt::format("cross_entropy: target {} at row {} is outside [0, {})", targets[r], r, V));
@@ -222,23 +224,32 @@ Var<T> cross_entropy(const Var<T>& logits, const std::vector<std::int32_t>& targ
         for (std::size_t r = r0; r < r1; ++r) {
             const int t = targets[r];
             const T* xr = x + r * V;
-            T* pr = p + r * V;
+            T* pr = p ? p + r * V : nullptr;
             if (t == opt.ignore_index) {
-                std::fill(pr, pr + V, T(0));
+                if (p) std::fill(pr, pr + V, T(0));
                 continue;
             }
             T mx = xr[0];
             for (std::size_t j = 1; j < V; ++j) mx = std::max(mx, xr[j]);
             T se = 0, sx = 0;
-            for (std::size_t j = 0; j < V; ++j) {
-                const T e = std::exp(xr[j] - mx);
-                pr[j] = e;
-                se += e;
-                sx += xr[j];
+            if (p) {
+                for (std::size_t j = 0; j < V; ++j) {
+                    const T e = std::exp(xr[j] - mx);
+                    pr[j] = e;
+                    se += e;
+                    sx += xr[j];
+                }
+            } else {
+                for (std::size_t j = 0; j < V; ++j) {
+                    se += std::exp(xr[j] - mx);
+                    sx += xr[j];
+                }
             }
             const T lse = mx + std::log(se);
-            const T inv = T(1) / se;
-            for (std::size_t j = 0; j < V; ++j) pr[j] *= inv;
+            if (p) {
+                const T inv = T(1) / se;
+                for (std::size_t j = 0; j < V; ++j) pr[j] *= inv;
+            }
             // -sum_j q_j log p_j with q = on * onehot(t) + off: log p_j = x_j - lse
             row_loss[r] = double(on) * double(lse - xr[t]) + double(off) * (double(V) * double(lse) - double(sx));
         }

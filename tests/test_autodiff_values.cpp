@@ -68,6 +68,17 @@ TEST_CASE("values/cross_entropy", "[values]") {
     o.mean = false;
     const double row0 = 0.7 * (lse0 - 3) + 0.1 * ((lse0 - 1) + (lse0 - 2) + (lse0 - 3));
     REQUIRE(cross_entropy(logits, {2, 1}, o).item() == Approx(row0 + (lse1 - 1)).epsilon(1e-14));
+    // without a recorded gradient (validation) the same number, bit for bit, from the path that keeps
+    // no probabilities; a leaf that requires grad takes the other path
+    V leaf_logits(arr({2, 3}, {1, 2, 3, 1, 1, 1}), true);
+    const double with_grad = cross_entropy(leaf_logits, {2, 1}, o).item();
+    double no_grad;
+    {
+        NoGradGuard ng;
+        no_grad = cross_entropy(leaf_logits, {2, 1}, o).item();
+    }
+    REQUIRE(no_grad == with_grad);
+    REQUIRE(cross_entropy(logits, {2, 1}, o).item() == with_grad);
 }
 
 TEST_CASE("values/layer_norm", "[values]") {
