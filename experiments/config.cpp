@@ -448,6 +448,7 @@ void read_report(YamlOptions& o, ReportConfig& r) {
         o.mark_used("reference");
     }
     r.plots = o.get_string_list("plots", r.plots, kPlots);
+    r.baseline = o.get_string("baseline", r.baseline);
     o.finish();
 }
 
@@ -502,6 +503,19 @@ void cross_check(const ExperimentConfig& c, YamlOptions& data, YamlOptions& mode
     }
     if (!r.rows.empty() && r.rows == r.columns)
         report.fail("columns", fmt::format("must differ from report.rows (both are '{}')", r.rows));
+    if (!r.baseline.empty()) {
+        if (r.rows.empty()) report.fail("baseline", "needs report.rows: it names the row the others are compared with");
+        if (!r.columns.empty()) report.fail("baseline", "works on tables without report.columns");
+        std::vector<std::string> labels;
+        for (const auto& a : c.sweep.grid)
+            if (a.key == r.rows)
+                for (const auto& v : a.values) labels.push_back(value_text(v));
+        if (std::find(labels.begin(), labels.end(), r.baseline) == labels.end()) {
+            std::string what = fmt::format("must be one of the rows ({}), got '{}'", join(labels), r.baseline);
+            if (auto dm = nn::did_you_mean(r.baseline, labels)) what += fmt::format(" (did you mean '{}'?)", *dm);
+            report.fail("baseline", what);
+        }
+    }
     for (const auto& name : r.metrics) {
         const auto dot = name.rfind('.');
         if (dot == std::string::npos || dot == 0 || dot + 1 == name.size())
@@ -804,6 +818,7 @@ std::string to_yaml(const ExperimentConfig& c) {
     }
     out << Key << "plots" << Value;
     emit_strings(out, r.plots);
+    out << Key << "baseline" << Value << r.baseline;
     out << EndMap;
     out << EndMap;
     return std::string(out.c_str()) + "\n";

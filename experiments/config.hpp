@@ -136,6 +136,7 @@ struct ReportConfig {
     std::vector<std::string> metrics;  // "<split>.<metric>", e.g. "test2016.bleu_tok"; [] = every eval split x metric
     std::optional<ReferenceColumn> reference;
     std::vector<std::string> plots;    // from learning_curves, metric_vs_row, attention
+    std::string baseline;  // a row label (a value of the rows axis); adds differences paired by seed
 };
 
 struct ExperimentConfig {

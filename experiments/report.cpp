@@ -89,6 +89,12 @@ std::string label_of(const RunResult& r, const std::string& key) {
     return it == r.labels.end() ? "" : it->second;
 }
 
+std::string delta_text(const Stats& s) {
+    if (s.n == 0) return "–";
+    if (s.n == 1) return fmt::format("{:+.2f} (n=1)", s.mean);
+    return fmt::format("{:+.2f} ± {:.2f} (n={})", s.mean, s.std, s.n);
+}
+
 std::string cell_text(const Stats& s) {
     if (s.n == 0) return "–";
     if (s.n == 1) return fmt::format("{:.2f} (n=1)", s.mean);
@@ -166,6 +172,23 @@ ReportTables build_report(const std::string& dir_in) {
                     }
                 t.cells[{row, col, m}] = stats_of(v);
             }
+    t.baseline = cfg.report.baseline;
+    if (!t.baseline.empty())
+        for (const auto& row : t.rows)
+            for (const auto& m : t.metrics) {
+                std::map<std::string, double> base, mine;  // seed -> metric
+                for (const auto& r : runs) {
+                    auto it = r.metrics.find(m);
+                    if (it == r.metrics.end()) continue;
+                    const std::string label = label_of(r, t.rows_key), seed = label_of(r, "seed");
+                    if (label == t.baseline) base[seed] = it->second;
+                    if (label == row) mine[seed] = it->second;
+                }
+                std::vector<double> d;
+                for (const auto& [seed, v] : mine)
+                    if (auto b = base.find(seed); b != base.end()) d.push_back(v - b->second);
+                t.paired[{row, m}] = stats_of(d);
+            }
     return t;
 }
 
@@ -174,16 +197,19 @@ std::string render_markdown(const ReportTables& t) {
     if (!t.description.empty()) md += t.description + "\n\n";
     const bool has_ref = !t.reference.empty();
     auto row_name = [&](const std::string& r) { return t.rows_key.empty() ? std::string("all runs") : r; };
+    const bool has_delta = !t.baseline.empty() && !t.metrics.empty();
     if (t.cols_key.empty()) {
         md += "| " + (t.rows_key.empty() ? std::string("") : t.rows_key) + " |";
         for (auto& m : t.metrics) md += " " + m + " |";
+        if (has_delta) md += fmt::format(" Δ {} vs {} (same seed) |", t.metrics.front(), t.baseline);
         if (has_ref) md += " " + t.reference_title + " |";
         md += "\n|---|";
-        for (std::size_t i = 0; i < t.metrics.size() + (has_ref ? 1 : 0); ++i) md += "---|";
+        for (std::size_t i = 0; i < t.metrics.size() + (has_ref ? 1 : 0) + (has_delta ? 1 : 0); ++i) md += "---|";
         md += "\n";
         for (auto& r : t.rows) {
             md += "| " + row_name(r) + " |";
             for (auto& m : t.metrics) md += " " + cell_text(t.cells.at({r, "", m})) + " |";
+            if (has_delta) md += " " + (r == t.baseline ? std::string("(baseline)") : delta_text(t.paired.at({r, t.metrics.front()}))) + " |";
             if (has_ref) {
                 auto it = t.reference.find(r);
                 md += " " + (it == t.reference.end() ? std::string("–") : fmt::format("{:.1f}", it->second)) + " |";
@@ -213,12 +239,19 @@ std::string render_markdown(const ReportTables& t) {
     md += fmt::format("\nmean ± sample standard deviation over seeds (n = number of finished runs). {} runs, {:.1f} h of "
                       "training in total.\n",
                       t.runs, t.train_seconds / 3600.0);
+    if (has_delta)
+        md += fmt::format("Δ: the row's {} minus the baseline's ({}) for the same seed, mean ± sample standard deviation "
+                          "over the seeds both have; a mean more than ~2 standard deviations / sqrt(n) from 0 is unlikely "
+                          "to be seed luck.\n",
+                          t.metrics.front(), t.baseline);
     if (!t.commits.empty()) md += fmt::format("Code: commit {}. Machine: {}. Last run finished {}.\n", t.commits, t.machines, t.latest);
     return md;
 }
 
 std::string render_csv(const ReportTables& t) {
-    std::string csv = fmt::format("row,column,metric,mean,std,n{}\n", t.reference.empty() ? "" : ",reference");
+    const bool has_delta = !t.baseline.empty();
+    std::string csv = fmt::format("row,column,metric,mean,std,n{}{}\n", t.reference.empty() ? "" : ",reference",
+                                  has_delta ? ",delta_mean,delta_std,delta_n" : "");
     for (auto& r : t.rows)
         for (auto& c : t.cols)
             for (auto& m : t.metrics) {
@@ -228,6 +261,12 @@ std::string render_csv(const ReportTables& t) {
                 if (!t.reference.empty()) {
                     auto it = t.reference.find(r);
                     csv += "," + (it == t.reference.end() ? std::string() : fmt::format("{}", it->second));
+                }
+                if (has_delta) {
+                    auto it = t.paired.find({r, m});
+                    const Stats d = it == t.paired.end() ? Stats{} : it->second;
+                    csv += fmt::format(",{},{},{}", d.n ? fmt::format("{:.4f}", d.mean) : "",
+                                       d.n > 1 ? fmt::format("{:.4f}", d.std) : "", d.n);
                 }
                 csv += "\n";
             }
@@ -247,6 +286,13 @@ std::string render_json(const ReportTables& t) {
                          first ? "" : ",\n", json_escape(r), json_escape(c), json_escape(m),
                          s.n ? fmt::format("{:.6f}", s.mean) : "null", s.n > 1 ? fmt::format("{:.6f}", s.std) : "null", s.n,
                          it == t.reference.end() ? "" : fmt::format(", \"reference\": {}", it->second));
+        if (auto p = t.paired.find({r, m}); p != t.paired.end() && c.empty()) {
+            const Stats& d = p->second;
+            j.pop_back();  // reopen the cell's object
+            j += fmt::format(", \"delta_vs_baseline\": {{\"baseline\": \"{}\", \"mean\": {}, \"std\": {}, \"n\": {}}}}}",
+                             json_escape(t.baseline), d.n ? fmt::format("{:.6f}", d.mean) : "null",
+                             d.n > 1 ? fmt::format("{:.6f}", d.std) : "null", d.n);
+        }
         first = false;
     }
     return j + "\n  ]\n}\n";

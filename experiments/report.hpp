@@ -25,6 +25,10 @@ struct ReportTables {
     std::string commits, machines, latest;
     double train_seconds = 0;
     std::vector<std::string> plots;  // report.plots; empty = every plot that applies
+    // report.baseline: for each (row, metric), row minus baseline over the seeds both have (paired by
+    // seed: the same data order and initial draws, so seed-to-seed luck cancels)
+    std::string baseline;
+    std::map<std::pair<std::string, std::string>, Stats> paired;  // (row, metric)
 };
 
 ReportTables build_report(const std::string& dir);

@@ -437,6 +437,11 @@ TEST_CASE("config/sweep_value_errors", "[config]") {
     CHECK(has(config_error([] { load_config(fixture("sweep_k.yaml"), {"report.rows=model.position.kk"}); }),
               "report.rows: must be a sweep.grid key (model.position.k) or \"\", got 'model.position.kk' (did you mean "
               "'model.position.k'?)"));
+    CHECK(has(config_error([] { load_config(fixture("sweep_k.yaml"), {"report.baseline=17"}); }),
+              "report.baseline: must be one of the rows (0, 1, 2, 4, 16, 64, 256), got '17'"));
+    CHECK(load_config(fixture("sweep_k.yaml"), {"report.baseline=16"}).report.baseline == "16");
+    CHECK(has(config_error([] { load_config(fixture("minimal.yaml"), {"report.baseline=16"}); }),
+              "report.baseline: needs report.rows"));
     CHECK(has(config_error([] { load_config(fixture("sweep.yaml"), {"report.metrics=[test2017.bleu_tok]"}); }),
               "report.metrics: 'test2017.bleu_tok' names split 'test2017', which eval.splits (val, test2016) does not "
               "evaluate"));

@@ -295,6 +295,29 @@ TEST_CASE("report/renders_tables_from_fixture_runs", "[report]") {
     fs::remove_all(dir);
 }
 
+TEST_CASE("report/baseline_differences_are_paired_by_seed", "[report]") {
+    const std::string dir = fresh_dir("report_baseline");
+    fs::copy(std::string(RELPOS_SOURCE_DIR) + "/tests/fixtures/runs", dir, fs::copy_options::recursive);
+    std::ofstream(dir + "/fixture_k/experiment.yaml", std::ios::app) << "  baseline: \"16\"\n";
+    ReportTables t = build_report(dir + "/fixture_k");
+    REQUIRE(t.baseline == "16");
+    // k = 0 has seed 1 only (10.0); k = 16 seed 1 is 30.0: one pair, -20
+    const Stats d0 = t.paired.at({"0", "test2016.bleu_tok"});
+    CHECK(d0.n == 1);
+    CHECK(d0.mean == Approx(-20.0));
+    const Stats d16 = t.paired.at({"16", "test2016.bleu_tok"});
+    CHECK(d16.n == 3);
+    CHECK(d16.mean == Approx(0.0));
+    const std::string md = render_markdown(t);
+    CHECK_THAT(md, Catch::Contains("Δ test2016.bleu_tok vs 16 (same seed)") && Catch::Contains("-20.00 (n=1)") &&
+                       Catch::Contains("(baseline)"));
+    CHECK_THAT(render_csv(t), Catch::Contains("0,,test2016.bleu_tok,10.0000,,1,12.5,-20.0000,,1"));
+    const std::string json = render_json(t);
+    CHECK_THAT(json, Catch::Contains("\"delta_vs_baseline\": {\"baseline\": \"16\", \"mean\": -20.000000, \"std\": null, \"n\": 1}}"));
+    CHECK_NOTHROW(YAML::Load(json));  // still valid JSON (YAML is a superset)
+    fs::remove_all(dir);
+}
+
 TEST_CASE("report/learning_curves_average_seeds_per_row", "[report]") {
     // One curve per row: the mean validation loss over the row's seeds, at the steps all of them have
     // (k = 16: seed 3 stopped after step 10, so only step 10 is averaged: (4 + 5 + 6) / 3).
