@@ -405,7 +405,7 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
         const fs::path png = pdir / (r.id + ".attention.png");
         std::ofstream(s) << fmt::format(
             "set terminal pngcairo size 700,600 noenhanced\nset output '{}'\nset title '{}: last encoder layer'\n"
-            "set xlabel 'key position'\nset ylabel 'query position'\nset yrange [] reverse\nset palette grey negative\n"
+            "set xlabel 'key position'\nset ylabel 'query position'\nset autoscale xfix\nset autoscale yfix\nset yrange [] reverse\nset palette grey negative\n"
             "plot '{}' matrix with image notitle\n",
             png.string(), r.id, a.string());
         run_gnuplot(s);
