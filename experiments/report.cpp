@@ -386,13 +386,22 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
         }
         bool logx = true;
         for (auto& r : t.rows) logx = logx && std::strtod(r.c_str(), nullptr) >= 0;
+        // A log axis at value + 1 (so that k = 0 fits), labelled with the values themselves.
+        std::string xtics;
+        if (logx)
+            for (auto& r : t.rows)
+                xtics += fmt::format("{}\"{}\" {}", xtics.empty() ? "" : ", ", r, std::strtod(r.c_str(), nullptr) + 1);
+        std::string ref;
+        if (!t.reference.empty())
+            ref = fmt::format("set ytics nomirror\nset y2tics\nset y2label '{} (right axis)'\n", t.reference_title);
         const fs::path s = pdir / "metric_vs_row.gp";
         std::ofstream(s) << fmt::format(
             "set terminal pngcairo size 800,550 noenhanced\nset output '{}'\nset title '{}'\nset xlabel '{}{}'\nset ylabel '{}'\n"
-            "set grid\n{}plot '{}' using ($1+1):2:3 with yerrorlines title 'relpos (mean ± sd)'{}\n",
-            (pdir / "metric_vs_row.png").string(), t.title, t.rows_key, logx ? " (+1, log scale)" : "", m,
-            logx ? "set logscale x 2\n" : "", d.string(),
-            t.reference.empty() ? "" : fmt::format(", '' using ($1+1):4 with linespoints axes x1y2 title '{} (right axis)'\nset y2tics", t.reference_title));
+            "set grid\nset key bottom right\nset offsets graph 0.05, graph 0.05, graph 0.05, graph 0.05\n{}{}plot '{}' using ($1+{}):2:3 "
+            "with yerrorlines title 'relpos (mean ± sd over seeds)'{}\n",
+            (pdir / "metric_vs_row.png").string(), t.title, t.rows_key, logx ? " (log scale)" : "", m,
+            logx ? fmt::format("set logscale x 2\nset xtics ({})\n", xtics) : "", ref, d.string(), logx ? 1 : 0,
+            t.reference.empty() ? "" : fmt::format(", '' using ($1+{}):4 with linespoints axes x1y2 title '{}'", logx ? 1 : 0, t.reference_title));
         run_gnuplot(s);
         made.push_back((pdir / "metric_vs_row.png").string());
     }
