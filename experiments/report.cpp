@@ -89,10 +89,22 @@ std::string label_of(const RunResult& r, const std::string& key) {
     return it == r.labels.end() ? "" : it->second;
 }
 
+// Two-sided 5% critical values of Student's t for 1..10 degrees of freedom (then the normal 1.96 as a
+// floor: a slight overstatement of significance for df > 10 is not possible here, the values only fall).
+double t_critical_95(std::size_t df) {
+    static const double t[] = {0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228};
+    return df == 0 ? 0 : df <= 10 ? t[df] : (df <= 20 ? 2.228 : 2.086);
+}
+
+// "+1.23 ± 0.29 (n=3, t=7.3*)": mean ± sd of the paired differences, the paired t statistic, and * when
+// |t| exceeds the 5% two-sided critical value for n - 1 degrees of freedom.
 std::string delta_text(const Stats& s) {
     if (s.n == 0) return "–";
     if (s.n == 1) return fmt::format("{:+.2f} (n=1)", s.mean);
-    return fmt::format("{:+.2f} ± {:.2f} (n={})", s.mean, s.std, s.n);
+    if (s.std == 0) return fmt::format("{:+.2f} ± 0.00 (n={})", s.mean, s.n);
+    const double tstat = s.mean / (s.std / std::sqrt(double(s.n)));
+    return fmt::format("{:+.2f} ± {:.2f} (n={}, t={:.1f}{})", s.mean, s.std, s.n, tstat,
+                       std::abs(tstat) > t_critical_95(s.n - 1) ? "*" : "");
 }
 
 std::string cell_text(const Stats& s) {
@@ -241,8 +253,9 @@ std::string render_markdown(const ReportTables& t) {
                       t.runs, t.train_seconds / 3600.0);
     if (has_delta)
         md += fmt::format("Δ: the row's {} minus the baseline's ({}) for the same seed, mean ± sample standard deviation "
-                          "over the seeds both have; a mean more than ~2 standard deviations / sqrt(n) from 0 is unlikely "
-                          "to be seed luck.\n",
+                          "over the seeds both have; t = mean / (sd / √n), the paired t statistic; * marks |t| above the "
+                          "two-sided 5% critical value for n - 1 degrees of freedom (4.30 for n = 3, 3.18 for n = 4, 2.78 "
+                          "for n = 5): a difference that seed luck would rarely produce.\n",
                           t.metrics.front(), t.baseline);
     if (!t.commits.empty()) md += fmt::format("Code: commit {}. Machine: {}. Last run finished {}.\n", t.commits, t.machines, t.latest);
     return md;

@@ -315,6 +315,13 @@ TEST_CASE("report/baseline_differences_are_paired_by_seed", "[report]") {
     const std::string json = render_json(t);
     CHECK_THAT(json, Catch::Contains("\"delta_vs_baseline\": {\"baseline\": \"16\", \"mean\": -20.000000, \"std\": null, \"n\": 1}}"));
     CHECK_NOTHROW(YAML::Load(json));  // still valid JSON (YAML is a superset)
+    // a second k = 0 seed: differences -20 and -19, sd 0.71, t = -19.5 / (0.71 / sqrt 2) = -39, beyond
+    // the 5% critical value for 1 degree of freedom (12.7)
+    const std::string k0s2 = dir + "/fixture_k/runs/k=0_seed=2";
+    fs::create_directories(k0s2);
+    std::ofstream(k0s2 + "/results.json") << "{\"id\": \"k=0_seed=2\", \"labels\": {\"model.position.k\": \"0\", \"seed\": \"2\"}, "
+                                             "\"metrics\": {\"test2016.bleu_tok\": 12.0, \"val.bleu_tok\": 13.0}}\n";
+    CHECK_THAT(render_markdown(build_report(dir + "/fixture_k")), Catch::Contains("-19.50 ± 0.71 (n=2, t=-39.0*)"));
     fs::remove_all(dir);
 }
 
