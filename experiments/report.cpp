@@ -355,6 +355,16 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
             if (!groups.count(g)) order.push_back(g);
             groups[g].curves.push_back(std::move(curve));
         }
+        // Lines in the table's row order (then any others, e.g. runs no longer in the grid).
+        std::vector<std::string> sorted;
+        if (!t.rows_key.empty() && t.cols_key.empty())
+            for (const auto& row : t.rows) {
+                const std::string g = t.rows_key.substr(t.rows_key.rfind('.') + 1) + "=" + row;
+                if (groups.count(g)) sorted.push_back(g);
+            }
+        for (const auto& g : order)
+            if (std::find(sorted.begin(), sorted.end(), g) == sorted.end()) sorted.push_back(g);
+        order = sorted;
         std::string plot;
         for (std::size_t gi = 0; gi < order.size(); ++gi) {
             const Group& g = groups[order[gi]];
@@ -376,8 +386,8 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
         if (!plot.empty()) {
             const fs::path s = pdir / "learning_curves.gp";
             std::ofstream(s) << fmt::format(
-                "set terminal pngcairo size 900,600 noenhanced\nset output '{}'\nset title '{}: validation loss, mean over seeds'\n"
-                "set xlabel 'step'\nset ylabel 'validation loss (nats/token)'\nset key outside right\nset grid\nplot {}\n",
+                "set terminal pngcairo size 900,700 noenhanced\nset output '{}'\nset title '{}' font ',10'\n"
+                "set xlabel 'step'\nset ylabel 'validation loss (nats/token), mean over seeds'\nset key below\nset grid\nplot {}\n",
                 (pdir / "learning_curves.png").string(), t.title, plot);
             run_gnuplot(s);
             made.push_back((pdir / "learning_curves.png").string());
