@@ -98,6 +98,11 @@ double t_critical_95(std::size_t df) {
 
 // "+1.23 ± 0.29 (n=3, t=7.3*)": mean ± sd of the paired differences, the paired t statistic, and * when
 // |t| exceeds the 5% two-sided critical value for n - 1 degrees of freedom.
+// "k=16" for key model.position.k and label 16: a curve's name in the legend.
+std::string named_label(const std::string& key, const std::string& label) {
+    return key.substr(key.rfind('.') + 1) + "=" + label;
+}
+
 std::string delta_text(const Stats& s) {
     if (s.n == 0) return "–";
     if (s.n == 1) return fmt::format("{:+.2f} (n=1)", s.mean);
@@ -147,8 +152,8 @@ ReportTables build_report(const std::string& dir_in) {
     ReportTables t;
     t.title = cfg.report.title.empty() ? cfg.name : cfg.report.title;
     t.description = cfg.description;
-    t.runs = read_runs(dir).size();
     const auto runs = read_runs(dir);
+    t.runs = runs.size();
     t.rows_key = cfg.report.rows;
     t.cols_key = cfg.report.columns;
     t.rows = axis_order(cfg, cfg.report.rows, runs);
@@ -346,11 +351,8 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
             }
             for (auto& [step, loss] : curve) out << step << " " << loss << "\n";
             if (curve.empty()) continue;
-            const auto named = [&](const std::string& key) {  // "k=16" for model.position.k
-                return key.substr(key.rfind('.') + 1) + "=" + label_of(r, key);
-            };
-            std::string g = t.rows_key.empty() ? "" : named(t.rows_key);
-            if (!t.cols_key.empty()) g += (g.empty() ? "" : " / ") + named(t.cols_key);
+            std::string g = t.rows_key.empty() ? "" : named_label(t.rows_key, label_of(r, t.rows_key));
+            if (!t.cols_key.empty()) g += (g.empty() ? "" : " / ") + named_label(t.cols_key, label_of(r, t.cols_key));
             if (g.empty()) g = t.rows_key.empty() && t.cols_key.empty() ? "all runs" : r.id;
             if (!groups.count(g)) order.push_back(g);
             groups[g].curves.push_back(std::move(curve));
@@ -359,7 +361,7 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
         std::vector<std::string> sorted;
         if (!t.rows_key.empty() && t.cols_key.empty())
             for (const auto& row : t.rows) {
-                const std::string g = t.rows_key.substr(t.rows_key.rfind('.') + 1) + "=" + row;
+                const std::string g = named_label(t.rows_key, row);
                 if (groups.count(g)) sorted.push_back(g);
             }
         for (const auto& g : order)

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <sstream>
 #include <cctype>
 #include <chrono>
 #include <cstring>
@@ -349,15 +348,9 @@ std::map<std::string, double> score_split(const nn::Transformer<float>& model, c
 }
 
 double token_accuracy(const std::vector<std::string>& hyps, const std::vector<std::string>& refs) {
-    const auto words = [](const std::string& s) {
-        std::vector<std::string> w;
-        std::istringstream in(s);
-        for (std::string t; in >> t;) w.push_back(t);
-        return w;
-    };
     std::size_t right = 0, total = 0;
     for (std::size_t i = 0; i < std::min(hyps.size(), refs.size()); ++i) {
-        const auto h = words(hyps[i]), r = words(refs[i]);
+        const auto h = split_whitespace(hyps[i]), r = split_whitespace(refs[i]);
         for (std::size_t j = 0; j < std::min(h.size(), r.size()); ++j) right += h[j] == r[j];
         total += std::max(h.size(), r.size());
     }
