@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -88,15 +89,21 @@ private:
     bool quit_ = false;
 };
 
+// One pool per calling thread: the runner's --jobs threads each train a run, and each owns its
+// workers, so two runs never share a job slot (a single process-wide pool lost or repeated chunks
+// when two callers posted jobs at once). A thread that never sets a count runs serially.
+thread_local std::unique_ptr<Pool> t_pool;
 Pool& pool() {
-    static Pool p;
-    return p;
+    if (!t_pool) t_pool = std::make_unique<Pool>();
+    return *t_pool;
 }
 
-// After fork() only the forking thread exists in the child: forget the parent's workers (their
+// After fork() only the forking thread exists in the child: forget its pool's workers (their
 // std::thread handles are leaked on purpose; destroying them would terminate) and run serially
-// until the child sets its own thread count.
-void forget_workers_in_child() { pool().forget_after_fork(); }
+// until the child sets its own thread count. Other threads' pools are not reachable in the child.
+void forget_workers_in_child() {
+    if (t_pool) t_pool->forget_after_fork();
+}
 const bool g_atfork = [] {
     pthread_atfork(nullptr, nullptr, forget_workers_in_child);
     return true;

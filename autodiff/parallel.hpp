@@ -14,8 +14,9 @@
 
 namespace relpos::parallel {
 
-// Threads used by parallel_for (1 = everything on the calling thread). Not thread-safe: call it
-// while no parallel_for runs (at start-up, between runs).
+// Threads used by parallel_for called from this thread (1 = everything on the calling thread). Each
+// calling thread has its own pool, so concurrent callers (the runner's --jobs) never share workers.
+// Call it from the thread that will run the work, while that thread has no parallel_for running.
 void set_num_threads(int n);
 int num_threads();
 

@@ -217,9 +217,10 @@ void save_checkpoint(const std::string& dir, const nn::NamedParams<float>& param
         std::ofstream s(tmp / "state.json");
         s << fmt::format(
             "{{\"step\": {}, \"epoch\": {}, \"batch_in_epoch\": {}, \"tokens\": {}, \"best_valid_loss\": {:.17g}, "
-            "\"elapsed_seconds\": {:.6f}, \"adam_steps\": {}, \"config_hash\": \"{}\"}}\n",
+            "\"elapsed_seconds\": {:.6f}, \"adam_steps\": {}, \"config_hash\": \"{}\", \"best_step\": {}, "
+            "\"bad_validations\": {}}}\n",
             pr.step, pr.epoch, pr.batch_in_epoch, pr.tokens, pr.best_valid_loss, pr.elapsed_seconds,
-            adam ? adam->steps() : 0, json_escape(pr.config_hash));
+            adam ? adam->steps() : 0, json_escape(pr.config_hash), pr.best_step, pr.bad_validations);
         if (!s) throw CheckpointError(fmt::format("writing checkpoint {} failed (disk full?)", dir));
     }
     // Swap in: old -> .old, tmp -> final, drop .old. A crash in between leaves one complete copy
@@ -271,6 +272,9 @@ TrainProgress read_state(const fs::path& dir, bool need_adam_steps, std::size_t*
     field("elapsed_seconds", pr.elapsed_seconds, "a number");
     field("config_hash", pr.config_hash, "a string");
     if (need_adam_steps) field("adam_steps", *adam_steps, "a whole number");
+    // Added with the plateau stopping rule; checkpoints written before it have neither.
+    if (st["best_step"]) field("best_step", pr.best_step, "a whole number");
+    if (st["bad_validations"]) field("bad_validations", pr.bad_validations, "a whole number");
     return pr;
 }
 

@@ -36,6 +36,8 @@ struct TrainProgress {
     std::uint64_t batch_in_epoch = 0;  // batches of the current epoch already consumed
     std::uint64_t tokens = 0;          // target tokens seen
     double best_valid_loss = 1e300;
+    std::uint64_t best_step = 0;       // step of the best validation loss
+    std::uint64_t bad_validations = 0; // validations in a row without an improvement > train.stop.min_delta
     double elapsed_seconds = 0;        // training wall time so far (across resumes)
     std::array<std::uint64_t, 6> dropout_rng{};
     std::string config_hash;

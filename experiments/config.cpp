@@ -369,6 +369,13 @@ void read_train(YamlOptions& o, TrainConfig& t) {
     t.checkpoint_every = o.get_int("checkpoint_every", t.checkpoint_every, 0, kNoMax);
     t.on_nonfinite = o.get_string("on_nonfinite", t.on_nonfinite, {"stop", "skip"});
     t.time_limit_minutes = o.get_number("time_limit_minutes", t.time_limit_minutes, 0, kInf, false, false);
+    if (o.has("stop")) {
+        YamlOptions st = o.section("stop");
+        t.patience = st.get_int("patience", t.patience, 0, kNoMax);
+        t.min_delta = st.get_number("min_delta", t.min_delta, 0, kInf, false, false);
+        st.finish();
+    }
+    t.valid_bleu = o.get_bool("valid_bleu", t.valid_bleu);
     o.finish();
 }
 
@@ -667,6 +674,15 @@ void emit_run_part(YAML::Emitter& out, const ExperimentConfig& c) {
     out << Key << "on_nonfinite" << Value << t.on_nonfinite;
     out << Key << "time_limit_minutes" << Value;
     emit_double(out, t.time_limit_minutes);
+    // Written only when used, so configs from before these keys keep their config hash (finished
+    // runs stay matched and skipped).
+    if (t.patience > 0) {
+        out << Key << "stop" << Value << Flow << BeginMap << Key << "patience" << Value << t.patience << Key
+            << "min_delta" << Value;
+        emit_double(out, t.min_delta);
+        out << EndMap;
+    }
+    if (t.valid_bleu) out << Key << "valid_bleu" << Value << true;
     out << EndMap;
 
     const auto& e = c.eval;

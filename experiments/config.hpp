@@ -100,6 +100,12 @@ struct TrainConfig {
     long checkpoint_every = 0;      // >= 0 steps; 0 = each epoch
     std::string on_nonfinite = "stop";  // stop | skip
     double time_limit_minutes = 0;  // >= 0; 0 = none (else stop training after this and evaluate)
+    // Plateau stopping on validation loss: stop after `patience` validations in a row that do not
+    // lower the best validation loss by more than `min_delta` (nats per token). 0 = off; epochs and
+    // max_steps stay the caps.
+    long patience = 0;              // >= 0
+    double min_delta = 0.0;         // >= 0
+    bool valid_bleu = false;        // also greedy-decode the validation split at each validation and log its BLEU
 };
 
 struct EvalConfig {

@@ -136,23 +136,40 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
         save_checkpoint(last_dir, named, &adam, pr);
         last_saved_step = pr.step;
     };
+    const std::uint64_t patience = static_cast<std::uint64_t>(cfg_.patience);
+    auto plateaued = [&] { return patience > 0 && pr.bad_validations >= patience; };
     auto validate = [&] {
         model_.eval();
         EvalLoss ev = evaluate_loss(model_, valid_, static_cast<std::size_t>(cfg_.batch_tokens));
+        std::vector<std::pair<std::string, double>> extra;
+        if (extra_) extra = extra_();
         model_.train();
+        std::string fields, said;
+        for (auto& [k, v] : extra) {
+            fields += fmt::format(", \"{}\": {:.4f}", k, v);
+            said += fmt::format(", {} {:.2f}", k, v);
+        }
+        // The plateau rule: an improvement counts only when it beats the best by more than min_delta;
+        // the best checkpoint follows the plain minimum.
+        if (ev.loss < pr.best_valid_loss - cfg_.min_delta) pr.bad_validations = 0;
+        else ++pr.bad_validations;
         append_metric(fmt::format("{{\"step\": {}, \"epoch\": {}, \"valid_loss\": {:.6f}, \"valid_ppl\": {:.4f}, "
-                                  "\"valid_accuracy\": {:.5f}, \"elapsed\": {:.1f}}}",
-                                  pr.step, pr.epoch + 1, ev.loss, ev.ppl, ev.accuracy, elapsed()));
-        say(fmt::format("step {}: validation loss {:.4f}, perplexity {:.2f}", pr.step, ev.loss, ev.ppl));
+                                  "\"valid_accuracy\": {:.5f}{}, \"elapsed\": {:.1f}}}",
+                                  pr.step, pr.batch_in_epoch == 0 ? pr.epoch : pr.epoch + 1, ev.loss, ev.ppl,
+                                  ev.accuracy, fields, elapsed()));
+        say(fmt::format("step {}: validation loss {:.4f}, perplexity {:.2f}{}{}", pr.step, ev.loss, ev.ppl, said,
+                        patience > 0 ? fmt::format(" (no improvement for {}/{})", pr.bad_validations, patience)
+                                     : std::string()));
         if (ev.loss < pr.best_valid_loss) {
             pr.best_valid_loss = ev.loss;
+            pr.best_step = pr.step;
             pr.dropout_rng = model_.dropout_rng().state();
             pr.elapsed_seconds = elapsed();
             save_checkpoint(best_dir, named, nullptr, pr);
         }
     };
     const bool step_limited = max_steps > 0;
-    bool stop = false;
+    bool stop = plateaued();  // a run resumed after its plateau was found trains no further
     while (!stop && pr.epoch < epochs && !(step_limited && pr.step >= max_steps)) {
         // The plan of epoch e depends only on (seed, e): resuming mid-epoch replays the same order.
         const auto plan = plan_train_batches(train_, bo, pr.epoch);
@@ -219,7 +236,15 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
                 window_batches = 0;
                 window_t0 = std::chrono::steady_clock::now();
             }
-            if (cfg_.eval_every > 0 && pr.step % static_cast<std::uint64_t>(cfg_.eval_every) == 0) validate();
+            if (cfg_.eval_every > 0 && pr.step % static_cast<std::uint64_t>(cfg_.eval_every) == 0) {
+                validate();
+                if (plateaued()) {
+                    // The validation line is written; the checkpoint after the loop records the stop.
+                    pr.batch_in_epoch = bi + 1;
+                    stop = true;
+                    break;
+                }
+            }
             // No periodic checkpoint on a step that ends the epoch or the run: the end-of-epoch validation
             // is written first and its checkpoint right after, so a kill between the two resumes from the
             // previous checkpoint and rewrites that validation line once (not twice).
@@ -243,14 +268,23 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
                 break;
             }
         }
+        const bool by_plateau = plateaued();  // found by the periodic validation just above
         if (!stop) {  // epoch finished
             ++pr.epoch;
             pr.batch_in_epoch = 0;
         }
-        if (cfg_.eval_every == 0 || stop) validate();
+        if (!by_plateau && (cfg_.eval_every == 0 || stop)) validate();
+        if (plateaued()) stop = true;
         save_last();
     }
     if (!checkpoint_exists(best_dir)) validate();  // e.g. epochs: 0
+    if (plateaued()) out.stop_reason = "plateau";
+    else if (out.time_limited) out.stop_reason = "time_limit";
+    else if (step_limited && pr.step >= max_steps) out.stop_reason = "max_steps";
+    else out.stop_reason = "epochs";
+    if (out.stop_reason == "plateau")
+        say(fmt::format("validation loss plateaued: no improvement > {} for {} validations; stopped at step {} "
+                        "(best step {})", cfg_.min_delta, patience, pr.step, pr.best_step));
     if (out.time_limited) say(fmt::format("time limit of {} minutes reached at step {}", cfg_.time_limit_minutes, pr.step));
     return out;
 }

@@ -43,7 +43,12 @@ struct TrainOutcome {
     TrainProgress progress;
     bool interrupted = false;   // stopped by SIGINT/SIGTERM (checkpoint written)
     bool time_limited = false;  // stopped by train.time_limit_minutes
+    // Why training ended: "plateau" (train.stop), "max_steps", "epochs" or "time_limit".
+    std::string stop_reason;
 };
+
+// Extra validation metrics (e.g. greedy BLEU of the validation split), logged beside the loss.
+using ValidationExtra = std::function<std::vector<std::pair<std::string, double>>()>;
 
 class Trainer {
 public:
@@ -55,6 +60,8 @@ public:
 
     // For tests of non-finite handling: poisons the loss at this step (1-based); 0 = off.
     void inject_nonfinite_at(std::uint64_t step) { inject_step_ = step; }
+    // Called at every validation (model in eval mode); its metrics go into the validation line.
+    void set_validation_extra(ValidationExtra fn) { extra_ = std::move(fn); }
 
 private:
     void append_metric(const std::string& json_line);
@@ -65,6 +72,7 @@ private:
     std::uint64_t seed_;
     std::string run_dir_, config_hash_;
     std::uint64_t inject_step_ = 0;
+    ValidationExtra extra_;
 };
 
 }  // namespace relpos

@@ -117,6 +117,37 @@ TEST_CASE("training/same_seed_same_loss_curve", "[training][determinism]") {
     fs::remove_all(a), fs::remove_all(b), fs::remove_all(c);
 }
 
+// Every number a run writes (metrics.jsonl without timings, results.json metrics, hypotheses).
+std::string run_numbers(const fs::path& run) {
+    std::string out;
+    for (auto& l : loss_curve(run / "metrics.jsonl")) out += l + "\n";
+    for (auto it : metrics_of(run)) out += it.first.as<std::string>() + " " + it.second.as<std::string>() + "\n";
+    for (const char* h : {"hyp.val.txt", "hyp.test.txt"}) out += slurp(run / h);
+    return out;
+}
+
+TEST_CASE("training/jobs_do_not_change_the_numbers", "[training][determinism][jobs]") {
+    // Two side-by-side runs with two threads each (threads=4 --jobs 2) must give exactly what each run
+    // gives alone with two threads (threads=2 --jobs 1): every calling thread owns its pool, so the two
+    // runs never share workers. With a single shared job slot the curves differed or the run hung.
+    const std::string one = fresh_dir("jobs-1"), two = fresh_dir("jobs-2");
+    const std::string common = " sweep.seeds=[1,2] model.d_model=64 model.d_ff=128 train.batch_tokens=400 --quiet";
+    auto a = sh(kBin + " run " + kTiny + " results_dir=" + one + " threads=2 --jobs 1" + common);
+    INFO(a.out);
+    REQUIRE(a.code == 0);
+    auto b = sh("timeout 300 " + kBin + " run " + kTiny + " results_dir=" + two + " threads=4 --jobs 2" + common);
+    INFO(b.out);
+    REQUIRE(b.code == 0);
+    for (const char* id : {"seed=1", "seed=2"}) {
+        const fs::path ra = fs::path(one) / "tiny_copy/runs" / id, rb = fs::path(two) / "tiny_copy/runs" / id;
+        const std::string na = run_numbers(ra), nb = run_numbers(rb);
+        REQUIRE(na.size() > 200);
+        CHECK(na == nb);
+        CHECK(YAML::LoadFile((rb / "results.json").string())["threads"].as<int>() == 2);
+    }
+    fs::remove_all(one), fs::remove_all(two);
+}
+
 TEST_CASE("training/killed_and_resumed_equals_uninterrupted", "[training][resume]") {
     const std::string ref = fresh_dir("resume-ref");
     REQUIRE(sh(kBin + " run " + kTiny + " results_dir=" + ref + " --quiet").code == 0);
