@@ -7,6 +7,7 @@
 
 #include "autodiff/ops.hpp"
 #include "autodiff/parallel.hpp"
+#include "autodiff/vec_math.hpp"
 
 namespace relpos {
 
@@ -210,48 +211,26 @@ Var<T> cross_entropy(const Var<T>& logits, const std::vector<std::int32_t>& targ
             fmt::format("cross_entropy: label smoothing must be in [0, 1), got {}", opt.label_smoothing));
     const T eps = T(opt.label_smoothing);
     const T on = T(1) - eps, off = eps / T(V);
-    // probs (N, V): kept for the backward pass, which is softmax - target distribution; not even
-    // allocated when no gradient is recorded (validation loss, `relpos eval`).
-    const bool keep = grad_enabled() && logits.requires_grad();
-    Array<T> probs = keep ? uninit<T>({N, V}) : Array<T>();
+    // Only the log-sum-exp of each row is kept for the backward pass, which recomputes
+    // softmax(x) from the logits (still held by the parent node): no (N, V) probability tensor is
+    // written and read back, and the exps run vectorised (autodiff/vec_math.hpp).
     const T* x = logits.data();
-    T* p = keep ? probs.data() : nullptr;
     for (std::size_t r = 0; r < N; ++r)
         if (targets[r] != opt.ignore_index && (targets[r] < 0 || static_cast<std::size_t>(targets[r]) >= V))
             throw std::out_of_range(fmt::format("cross_entropy: target {} at row {} is outside [0, {})", targets[r], r, V));
     std::vector<double> row_loss(N, 0.0);  // summed in order below: the total does not depend on the split
+    std::vector<T> lse(N, T(0));
     parallel::parallel_for(N, 8, [&](std::size_t r0, std::size_t r1) {
         for (std::size_t r = r0; r < r1; ++r) {
             const int t = targets[r];
+            if (t == opt.ignore_index) continue;
             const T* xr = x + r * V;
-            T* pr = p ? p + r * V : nullptr;
-            if (t == opt.ignore_index) {
-                if (p) std::fill(pr, pr + V, T(0));
-                continue;
-            }
-            T mx = xr[0];
-            for (std::size_t j = 1; j < V; ++j) mx = std::max(mx, xr[j]);
-            T se = 0, sx = 0;
-            if (p) {
-                for (std::size_t j = 0; j < V; ++j) {
-                    const T e = std::exp(xr[j] - mx);
-                    pr[j] = e;
-                    se += e;
-                    sx += xr[j];
-                }
-            } else {
-                for (std::size_t j = 0; j < V; ++j) {
-                    se += std::exp(xr[j] - mx);
-                    sx += xr[j];
-                }
-            }
-            const T lse = mx + std::log(se);
-            if (p) {
-                const T inv = T(1) / se;
-                for (std::size_t j = 0; j < V; ++j) pr[j] *= inv;
-            }
+            const T mx = vec::row_max(xr, V);
+            T se, sx;
+            vec::row_sum_exp(xr, V, mx, se, sx);
+            lse[r] = mx + std::log(se);
             // -sum_j q_j log p_j with q = on * onehot(t) + off: log p_j = x_j - lse
-            row_loss[r] = double(on) * double(lse - xr[t]) + double(off) * (double(V) * double(lse) - double(sx));
+            row_loss[r] = double(on) * double(lse[r] - xr[t]) + double(off) * (double(V) * double(lse[r]) - double(sx));
         }
     });
     double loss = 0;
@@ -264,12 +243,13 @@ Var<T> cross_entropy(const Var<T>& logits, const std::vector<std::int32_t>& targ
     const T scale = opt.mean ? (count ? T(1) / T(count) : T(0)) : T(1);
     Array<T> out = Array<T>::from_shape({});
     out() = T(loss * double(scale));
+    if (!(grad_enabled() && logits.requires_grad())) lse = {};
     return make_result<T>(
         std::move(out), {logits},
-        [probs = std::move(probs), targets, V, N, on, off, scale, ig = opt.ignore_index](Node<T>& self) {
+        [lse = std::move(lse), targets, V, N, on, off, scale, ig = opt.ignore_index](Node<T>& self) {
             const T g = self.grad.data()[0] * scale;
+            const T* x = self.parents[0]->value.data();
             auto [d, acc] = grad_target(*self.parents[0]);
-            const T* p = probs.data();
             parallel::parallel_for(N, 8, [&, d = d, acc = acc](std::size_t r0, std::size_t r1) {
                 for (std::size_t r = r0; r < r1; ++r) {
                     T* dr = d + r * V;
@@ -277,11 +257,8 @@ Var<T> cross_entropy(const Var<T>& logits, const std::vector<std::int32_t>& targ
                         if (!acc) std::fill(dr, dr + V, T(0));
                         continue;
                     }
-                    const T* pr = p + r * V;
-                    if (acc)
-                        for (std::size_t j = 0; j < V; ++j) dr[j] += g * (pr[j] - off);
-                    else
-                        for (std::size_t j = 0; j < V; ++j) dr[j] = g * (pr[j] - off);
+                    // d x_j = g * (softmax(x)_j - q_j)
+                    vec::row_affine_exp(x + r * V, V, lse[r], g, -g * off, dr, acc);
                     dr[targets[r]] -= g * on;
                 }
             });

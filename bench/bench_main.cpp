@@ -73,11 +73,14 @@ std::vector<double> in_child(const std::function<std::vector<double>()>& f) {
 struct BenchShape {
     const char* name;
     std::size_t d, heads, ff, layers, vocab, batch, len;
+    const char* tie = "none";  // share_embeddings: none (the shapes) or all (the tables' model)
 };
 const BenchShape kShapes[] = {
     {"tiny", 64, 4, 256, 2, 1000, 32, 20},
     {"small", 256, 8, 1024, 3, 8000, 64, 30},
     {"base-short", 512, 8, 2048, 6, 8000, 16, 32},
+    // the Multi30k tables' model (2+2, d 128, 4 heads, d_ff 512, 4000 pieces) on ~2,000-token batches
+    {"tables", 128, 4, 512, 2, 4000, 64, 32, "all"},
 };
 
 // Matmul FLOPs of one training step (forward x 3), counted as torch_ref.py counts them: dense
@@ -101,7 +104,7 @@ std::vector<double> train_step_bench(const BenchShape& s, bool rel, int steps, i
     c.dims.heads = s.heads;
     c.dims.d_ff = s.ff;
     c.encoder_layers = c.decoder_layers = s.layers;
-    c.share_embeddings = "none";  // as torch_ref.py's default (--tie none)
+    c.share_embeddings = s.tie;  // torch_ref.py's --tie
     c.seed = 1;
     auto pf = [&](const nn::PositionContext& ctx) {
         std::vector<std::shared_ptr<nn::PositionEncoding<float>>> v;
@@ -191,7 +194,7 @@ int main(int argc, char** argv) {
     app.add_option("--steps", steps, "timed training steps per shape");
     app.add_option("--warmup", warmup, "untimed warm-up steps");
     app.add_option("--reps", reps, "timed repetitions of the attention layer");
-    app.add_option("--only", only, "shapes to run: tiny, small, base-short (default all)");
+    app.add_option("--only", only, "shapes to run: tiny, small, base-short, tables (default all)");
     app.add_flag("--no-attention", no_attention, "skip the attention-layer sweep");
     app.add_option("--lengths", lengths, "sequence lengths of the attention-layer sweep (default 32 128 512 1024)");
     CLI11_PARSE(app, argc, argv);

@@ -228,26 +228,27 @@ std::string tokenize_13a(const std::string& input) {
     return out;
 }
 
-BleuResult corpus_bleu(const std::vector<std::string>& hyps, const std::vector<std::string>& refs,
-                       const BleuOptions& opt) {
+namespace {
+void check_options(const BleuOptions& opt) {
     if (opt.tokenize != "13a" && opt.tokenize != "none")
         throw DataError("BLEU option tokenize is '" + opt.tokenize + "'; allowed: 13a, none.");
     if (opt.smooth != "exp" && opt.smooth != "none" && opt.smooth != "floor" && opt.smooth != "add-k")
         throw DataError("BLEU option smooth is '" + opt.smooth + "'; allowed: exp, none, floor, add-k.");
+}
+}  // namespace
+
+std::vector<BleuStats> sentence_bleu_stats(const std::vector<std::string>& hyps, const std::vector<std::string>& refs,
+                                           const BleuOptions& opt) {
+    check_options(opt);
     if (hyps.size() != refs.size())
         throw DataError("BLEU needs one hypothesis per reference, but got " + std::to_string(hyps.size()) +
                         " hypotheses and " + std::to_string(refs.size()) + " references.");
-    double smooth_value = opt.smooth_value;
-    if (smooth_value < 0) smooth_value = opt.smooth == "floor" ? 0.1 : opt.smooth == "add-k" ? 1.0 : 0.0;
     const bool tok13a = opt.tokenize == "13a";
     auto preprocess = [&](const std::string& s) {  // BLEU._preprocess_segment: lower, rstrip, tokenize
         const std::string t = rstrip_py(opt.lowercase ? lowercase_unicode(s) : s);
         return split_whitespace(tok13a ? tokenize_13a(t) : t);
     };
-
-    // Sufficient statistics summed over segments (sacreBLEU's sum_of_lists).
-    std::size_t sys_len = 0, ref_len = 0;
-    std::array<double, 4> correct{}, total{};
+    std::vector<BleuStats> out(hyps.size());
     for (std::size_t i = 0; i < hyps.size(); ++i) {
         check_utf8(hyps[i], "hypothesis", i);
         check_utf8(refs[i], "reference", i);
@@ -255,15 +256,25 @@ BleuResult corpus_bleu(const std::vector<std::string>& hyps, const std::vector<s
         const auto ref_toks = preprocess(refs[i]);
         const auto hyp_toks = preprocess(hyps[i]);
         const NgramCounts ref_ngrams = extract_ngrams(ref_toks);
-        sys_len += hyp_toks.size();
-        ref_len += ref_toks.size();  // one reference: it is the closest
+        BleuStats& st = out[i];
+        st.hyp_len = hyp_toks.size();
+        st.ref_len = ref_toks.size();  // one reference: it is the closest
         for (const auto& [gram, count] : extract_ngrams(hyp_toks)) {
             const std::size_t n = order_of(gram) - 1;
-            total[n] += double(count);
+            st.total[n] += double(count);
             const auto it = ref_ngrams.find(gram);
-            if (it != ref_ngrams.end()) correct[n] += double(std::min(count, it->second));
+            if (it != ref_ngrams.end()) st.correct[n] += double(std::min(count, it->second));
         }
     }
+    return out;
+}
+
+BleuResult bleu_from_stats(const BleuStats& sum, const BleuOptions& opt) {
+    check_options(opt);
+    double smooth_value = opt.smooth_value;
+    if (smooth_value < 0) smooth_value = opt.smooth == "floor" ? 0.1 : opt.smooth == "add-k" ? 1.0 : 0.0;
+    const std::size_t sys_len = sum.hyp_len, ref_len = sum.ref_len;
+    std::array<double, 4> correct = sum.correct, total = sum.total;
 
     // BLEU.compute_bleu, step by step.
     BleuResult r;
@@ -307,6 +318,14 @@ BleuResult corpus_bleu(const std::vector<std::string>& hyps, const std::vector<s
     r.counts = correct;
     r.totals = total;
     return r;
+}
+
+BleuResult corpus_bleu(const std::vector<std::string>& hyps, const std::vector<std::string>& refs,
+                       const BleuOptions& opt) {
+    // Sufficient statistics summed over segments (sacreBLEU's sum_of_lists).
+    BleuStats sum;
+    for (const BleuStats& st : sentence_bleu_stats(hyps, refs, opt)) sum += st;
+    return bleu_from_stats(sum, opt);
 }
 
 std::string BleuResult::format() const {

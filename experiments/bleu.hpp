@@ -38,6 +38,25 @@ struct BleuResult {
     std::string format() const;
 };
 
+// BLEU's sufficient statistics of one segment (or, summed, of a corpus): matched and total n-grams per
+// order and the two lengths. Summing them over any subset of segments and scoring the sum gives that
+// subset's corpus BLEU, which is what bootstrap resampling over test sentences needs.
+struct BleuStats {
+    std::array<double, 4> correct{}, total{};
+    std::size_t hyp_len = 0, ref_len = 0;
+    BleuStats& operator+=(const BleuStats& o) {
+        for (std::size_t n = 0; n < 4; ++n) correct[n] += o.correct[n], total[n] += o.total[n];
+        hyp_len += o.hyp_len;
+        ref_len += o.ref_len;
+        return *this;
+    }
+};
+// One BleuStats per segment (the checks of corpus_bleu apply).
+std::vector<BleuStats> sentence_bleu_stats(const std::vector<std::string>& hyps, const std::vector<std::string>& refs,
+                                           const BleuOptions& opt = {});
+// Corpus BLEU from summed statistics (smoothing and brevity penalty as corpus_bleu).
+BleuResult bleu_from_stats(const BleuStats& sum, const BleuOptions& opt = {});
+
 // Corpus BLEU of hyps[i] against refs[i]. Throws DataError when the two counts differ, a reference is
 // empty (sacreBLEU rejects those), a line is not valid UTF-8, or an option is not one listed above.
 BleuResult corpus_bleu(const std::vector<std::string>& hyps, const std::vector<std::string>& refs,

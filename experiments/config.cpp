@@ -25,7 +25,7 @@ const std::vector<std::string> kMetrics{"bleu", "bleu_tok", "loss", "ppl", "accu
 const std::vector<std::string> kPlots{"learning_curves", "metric_vs_row", "attention"};
 // Keys that describe the experiment rather than one run: sweeping them would not change a run or would
 // move runs out of the experiment's directory.
-const std::vector<std::string> kUnsweepable{"name", "description", "results_dir", "sweep", "report"};
+const std::vector<std::string> kUnsweepable{"name", "description", "results_dir", "run_store", "sweep", "report"};
 
 std::string join(const std::vector<std::string>& items, const char* sep = ", ") {
     std::string out;
@@ -456,6 +456,11 @@ void read_report(YamlOptions& o, ReportConfig& r) {
     }
     r.plots = o.get_string_list("plots", r.plots, kPlots);
     r.baseline = o.get_string("baseline", r.baseline);
+    r.bootstrap = o.get_int("bootstrap", r.bootstrap, 0, 100000);
+    r.length_buckets = o.get_int_list("length_buckets", r.length_buckets, 1, 100000);
+    for (std::size_t i = 1; i < r.length_buckets.size(); ++i)
+        if (r.length_buckets[i] <= r.length_buckets[i - 1])
+            o.fail("length_buckets", "must be increasing upper edges, e.g. [10, 20] for 1-10, 11-20 and 21+ tokens");
     o.finish();
 }
 
@@ -551,6 +556,7 @@ ExperimentConfig parse_tree(const YAML::Node& root, const std::string& file,
     c.description = top.get_string("description", c.description);
     c.results_dir = top.get_string("results_dir", c.results_dir);
     if (c.results_dir.empty()) top.fail("results_dir", "must not be empty (use . for the working directory)");
+    c.run_store = top.get_string("run_store", c.run_store);
     c.seed = top.get_int("seed", c.seed, 0, kNoMax);
     c.threads = top.get_int("threads", c.threads, 1, kNoMax);
     YamlOptions data = top.section("data");
@@ -788,6 +794,7 @@ std::string to_yaml(const ExperimentConfig& c) {
     out << Key << "name" << Value << c.name;
     out << Key << "description" << Value << c.description;
     out << Key << "results_dir" << Value << c.results_dir;
+    if (!c.run_store.empty()) out << Key << "run_store" << Value << c.run_store;
     out << Key << "threads" << Value << c.threads;
     emit_run_part(out, c);
 
@@ -835,6 +842,10 @@ std::string to_yaml(const ExperimentConfig& c) {
     out << Key << "plots" << Value;
     emit_strings(out, r.plots);
     out << Key << "baseline" << Value << r.baseline;
+    out << Key << "bootstrap" << Value << r.bootstrap;
+    out << Key << "length_buckets" << Value << Flow << BeginSeq;
+    for (long e : r.length_buckets) out << e;
+    out << EndSeq;
     out << EndMap;
     out << EndMap;
     return std::string(out.c_str()) + "\n";

@@ -143,12 +143,21 @@ struct ReportConfig {
     std::optional<ReferenceColumn> reference;
     std::vector<std::string> plots;    // from learning_curves, metric_vs_row, attention
     std::string baseline;  // a row label (a value of the rows axis); adds differences paired by seed
+    long bootstrap = 1000;  // >= 0; paired bootstrap resamples over test sentences for BLEU differences (0 = off)
+    // Upper edges of source-length buckets (whitespace tokens of the source): [10, 20] gives BLEU for
+    // 1-10, 11-20 and 21+ tokens on every test split the metrics name. [] = no bucket table.
+    std::vector<long> length_buckets;
 };
 
 struct ExperimentConfig {
     std::string name;                // required; [A-Za-z0-9_.-]+; results go to <results_dir>/<name>/
     std::string description;
     std::string results_dir = "results";
+    // Where run directories live when several experiments share runs ("" = <results_dir>/<name>/runs).
+    // A run is then named by its config hash (its resolved data, model, train, eval and seed) and the
+    // experiment's runs/<id> is a symbolic link to it, so a point that several tables ask for is
+    // trained once.
+    std::string run_store;
     long seed = 1;                   // >= 0
     long threads = 2;                // >= 1; total threads for BLAS (and OpenMP if any)
     DataConfig data;

@@ -12,10 +12,14 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "experiments/bleu.hpp"
 #include "experiments/checkpoint.hpp"
 #include "experiments/commands.hpp"
 #include "experiments/config.hpp"
+#include "experiments/corpus.hpp"
 #include "experiments/report.hpp"
+#include "experiments/runner.hpp"
+#include "experiments/significance.hpp"
 
 namespace relpos {
 
@@ -29,7 +33,9 @@ struct RunResult {
     std::map<std::string, double> metrics;
     std::string commit, machine, finished;
     double train_seconds = 0;
-    long steps = 0, parameters = 0;
+    long steps = 0, parameters = 0, epochs = 0, best_step = 0;
+    std::string stop_reason;  // "" for runs from before the stopping rule
+    fs::path dir;
 };
 
 std::vector<RunResult> read_runs(const fs::path& dir) {
@@ -57,6 +63,10 @@ std::vector<RunResult> read_runs(const fs::path& dir) {
         r.train_seconds = n["train_seconds"] ? n["train_seconds"].as<double>() : 0;
         r.steps = n["steps"] ? n["steps"].as<long>() : 0;
         r.parameters = n["parameters"] ? n["parameters"].as<long>() : 0;
+        r.epochs = n["epochs_completed"] ? n["epochs_completed"].as<long>() : 0;
+        r.best_step = n["best_step"] ? n["best_step"].as<long>() : 0;
+        r.stop_reason = n["stop_reason"] ? n["stop_reason"].as<std::string>() : "";
+        r.dir = p;
         out.push_back(std::move(r));
     }
     return out;
@@ -89,13 +99,6 @@ std::string label_of(const RunResult& r, const std::string& key) {
     return it == r.labels.end() ? "" : it->second;
 }
 
-// Two-sided 5% critical values of Student's t for 1..10 degrees of freedom (then the normal 1.96 as a
-// floor: a slight overstatement of significance for df > 10 is not possible here, the values only fall).
-double t_critical_95(std::size_t df) {
-    static const double t[] = {0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228};
-    return df == 0 ? 0 : df <= 10 ? t[df] : (df <= 20 ? 2.228 : 2.086);
-}
-
 // "+1.23 ± 0.29 (n=3, t=7.3*)": mean ± sd of the paired differences, the paired t statistic, and * when
 // |t| exceeds the 5% two-sided critical value for n - 1 degrees of freedom.
 // "k=16" for key model.position.k and label 16: a curve's name in the legend.
@@ -103,13 +106,31 @@ std::string named_label(const std::string& key, const std::string& label) {
     return key.substr(key.rfind('.') + 1) + "=" + label;
 }
 
+// "+1.23 [+0.50, +1.96] n=5 t=4.7†": the mean paired difference, its 95% confidence interval
+// (mean ± t(0.975, n-1) · sd/√n), the paired t statistic, and † when the interval excludes 0.
 std::string delta_text(const Stats& s) {
     if (s.n == 0) return "–";
     if (s.n == 1) return fmt::format("{:+.2f} (n=1)", s.mean);
-    if (s.std == 0) return fmt::format("{:+.2f} ± 0.00 (n={})", s.mean, s.n);
-    const double tstat = s.mean / (s.std / std::sqrt(double(s.n)));
-    return fmt::format("{:+.2f} ± {:.2f} (n={}, t={:.1f}{})", s.mean, s.std, s.n, tstat,
-                       std::abs(tstat) > t_critical_95(s.n - 1) ? "*" : "");
+    if (s.std == 0) return fmt::format("{:+.2f} (n={}, no spread)", s.mean, s.n);
+    const double se = s.std / std::sqrt(double(s.n)), half = t_critical_95(s.n - 1) * se;
+    const double tstat = s.mean / se;
+    return fmt::format("{:+.2f} [{:+.2f}, {:+.2f}] n={} t={:.1f}{}", s.mean, s.mean - half, s.mean + half, s.n, tstat,
+                       std::abs(tstat) > t_critical_95(s.n - 1) ? "†" : "");
+}
+
+std::string bootstrap_text(const ReportTables::Bootstrap& b) {
+    if (b.seeds == 0) return "–";
+    return fmt::format("p={:.3f}{} (Δ {:+.2f} [{:+.2f}, {:+.2f}])", b.p_value, b.p_value < 0.05 ? "‡" : "", b.observed,
+                       b.ci_low, b.ci_high);
+}
+
+// "test2016.bleu_tok" -> {"test2016", "bleu_tok"}; {"", ""} when not a BLEU metric.
+std::pair<std::string, std::string> bleu_metric(const std::string& m) {
+    const auto dot = m.rfind('.');
+    if (dot == std::string::npos) return {"", ""};
+    const std::string what = m.substr(dot + 1);
+    if (what != "bleu_tok" && what != "bleu") return {"", ""};
+    return {m.substr(0, dot), what};
 }
 
 std::string cell_text(const Stats& s) {
@@ -141,6 +162,138 @@ Stats stats_of(const std::vector<double>& v) {
     }
     return s;
 }
+
+namespace {
+
+void add_training_summary(ReportTables& t, const std::vector<RunResult>& runs) {
+    for (const auto& row : t.rows) {
+        std::vector<double> updates, epochs, best, hours;
+        ReportTables::Training tr;
+        for (const auto& r : runs) {
+            if (label_of(r, t.rows_key) != row) continue;
+            updates.push_back(double(r.steps));
+            epochs.push_back(double(r.epochs));
+            best.push_back(double(r.best_step));
+            hours.push_back(r.train_seconds / 3600.0);
+            ++tr.stop_reasons[r.stop_reason.empty() ? "(not recorded)" : r.stop_reason];
+        }
+        tr.updates = stats_of(updates);
+        tr.epochs = stats_of(epochs);
+        tr.best_step = stats_of(best);
+        tr.hours = stats_of(hours);
+        t.training[row] = tr;
+    }
+}
+
+// Per-sentence BLEU statistics of a run's hypotheses on a Multi30k split, scored as the runner scores
+// the metric (bleu_tok: tokenized lowercased references, no further tokenization; bleu: 13a against the
+// raw references after undoing the Moses escapes, case-insensitively when trained on lowercased text).
+struct SplitScorer {
+    const ExperimentConfig& cfg;
+    std::map<std::string, std::vector<std::string>> refs;  // (split|kind) -> lines
+    std::vector<BleuStats> stats(const RunResult& r, const std::string& split, const std::string& kind) {
+        const fs::path hyp = r.dir / fmt::format("hyp.{}.txt", split);
+        if (!fs::exists(hyp)) return {};
+        const bool tok = kind == "bleu_tok";
+        auto& ref = refs[split + "|" + kind];
+        // bleu_tok scores against the references as the model was trained (tokenized lowercased, when
+        // data.tokenized), bleu against the raw references, as the runner does.
+        if (ref.empty()) ref = read_lines(multi30k_path(cfg.data.dir, split, cfg.data.tgt, tok && cfg.data.tokenized));
+        std::vector<std::string> h = read_lines(hyp.string());
+        BleuOptions bo;
+        if (tok) {
+            bo.tokenize = "none";
+        } else if (cfg.data.tokenized) {
+            bo.lowercase = true;
+            for (auto& x : h) x = moses_untokenize(x);
+        }
+        if (h.size() != ref.size()) return {};
+        return sentence_bleu_stats(h, ref, bo);
+    }
+    BleuOptions options(const std::string& kind) const {
+        BleuOptions bo;
+        if (kind == "bleu_tok") bo.tokenize = "none";
+        else if (cfg.data.tokenized) bo.lowercase = true;
+        return bo;
+    }
+};
+
+void add_sentence_statistics(ReportTables& t, const ExperimentConfig& cfg, const std::vector<RunResult>& runs) {
+    SplitScorer scorer{cfg, {}};
+    std::map<std::tuple<std::string, std::string, std::string>, std::vector<BleuStats>> cache;  // (run, split, kind)
+    auto stats_of_run = [&](const RunResult& r, const std::string& split, const std::string& kind) -> const std::vector<BleuStats>& {
+        auto key = std::make_tuple(r.id, split, kind);
+        auto it = cache.find(key);
+        if (it == cache.end()) it = cache.emplace(key, scorer.stats(r, split, kind)).first;
+        return it->second;
+    };
+    // Paired bootstrap: row vs baseline on the seeds both have.
+    if (!t.baseline.empty() && cfg.report.bootstrap > 0)
+        for (const auto& m : t.metrics) {
+            const auto [split, kind] = bleu_metric(m);
+            if (split.empty()) continue;
+            for (const auto& row : t.rows) {
+                if (row == t.baseline) continue;
+                std::map<std::string, const RunResult*> base, mine;
+                for (const auto& r : runs) {
+                    const std::string label = label_of(r, t.rows_key), seed = label_of(r, "seed");
+                    if (label == t.baseline) base[seed] = &r;
+                    if (label == row) mine[seed] = &r;
+                }
+                std::vector<std::vector<BleuStats>> a, b;
+                for (const auto& [seed, r] : mine)
+                    if (auto it = base.find(seed); it != base.end()) {
+                        const auto& sa = stats_of_run(*it->second, split, kind);
+                        const auto& sb = stats_of_run(*r, split, kind);
+                        if (sa.empty() || sb.empty()) continue;
+                        a.push_back(sa);
+                        b.push_back(sb);
+                    }
+                if (a.empty()) continue;
+                const BootstrapResult br = paired_bootstrap(a, b, static_cast<std::size_t>(cfg.report.bootstrap), 12345,
+                                                            scorer.options(kind));
+                t.bootstrap[{row, m}] = {br.observed, br.ci_low, br.ci_high, br.p_value, br.resamples, a.size()};
+            }
+        }
+    // BLEU by source length (whitespace tokens of the source side as the model read it).
+    if (cfg.report.length_buckets.empty()) return;
+    const auto& edges = cfg.report.length_buckets;
+    for (std::size_t b = 0; b <= edges.size(); ++b) {
+        const long lo = b == 0 ? 1 : edges[b - 1] + 1;
+        t.bucket_labels.push_back(b == edges.size() ? fmt::format("{}+", lo) : fmt::format("{}-{}", lo, edges[b]));
+    }
+    for (const auto& m : t.metrics) {
+        const auto [split, kind] = bleu_metric(m);
+        if (split.empty() || kind != "bleu_tok" || split == cfg.data.valid_split) continue;
+        if (std::find(t.bucket_splits.begin(), t.bucket_splits.end(), split) != t.bucket_splits.end()) continue;
+        const auto src = read_lines(multi30k_path(cfg.data.dir, split, cfg.data.src, cfg.data.tokenized));
+        std::vector<std::size_t> bucket(src.size());
+        for (std::size_t i = 0; i < src.size(); ++i) {
+            const long len = long(split_whitespace(src[i]).size());
+            std::size_t b = 0;
+            while (b < edges.size() && len > edges[b]) ++b;
+            bucket[i] = b;
+            ++t.bucket_sentences[{split, t.bucket_labels[b]}];
+        }
+        t.bucket_splits.push_back(split);
+        for (const auto& row : t.rows)
+            for (std::size_t b = 0; b < t.bucket_labels.size(); ++b) {
+                std::vector<double> v;
+                for (const auto& r : runs) {
+                    if (label_of(r, t.rows_key) != row) continue;
+                    const auto& st = stats_of_run(r, split, kind);
+                    if (st.size() != src.size()) continue;
+                    BleuStats sum;
+                    for (std::size_t i = 0; i < st.size(); ++i)
+                        if (bucket[i] == b) sum += st[i];
+                    v.push_back(bleu_from_stats(sum, scorer.options(kind)).score);
+                }
+                t.buckets[{row, split, t.bucket_labels[b]}] = stats_of(v);
+            }
+    }
+}
+
+}  // namespace
 
 ReportTables build_report(const std::string& dir_in) {
     const fs::path dir(dir_in);
@@ -206,6 +359,8 @@ ReportTables build_report(const std::string& dir_in) {
                     if (auto b = base.find(seed); b != base.end()) d.push_back(v - b->second);
                 t.paired[{row, m}] = stats_of(d);
             }
+    add_training_summary(t, runs);
+    if (cfg.data.task == "multi30k") add_sentence_statistics(t, cfg, runs);
     return t;
 }
 
@@ -218,7 +373,7 @@ std::string render_markdown(const ReportTables& t) {
     if (t.cols_key.empty()) {
         md += "| " + (t.rows_key.empty() ? std::string("") : t.rows_key) + " |";
         for (auto& m : t.metrics) md += " " + m + " |";
-        if (has_delta) md += fmt::format(" Δ {} vs {} (same seed) |", t.metrics.front(), t.baseline);
+        if (has_delta) md += fmt::format(" Δ {} vs {} (same seed, 95% CI) |", t.metrics.front(), t.baseline);
         if (has_ref) md += " " + t.reference_title + " |";
         md += "\n|---|";
         for (std::size_t i = 0; i < t.metrics.size() + (has_ref ? 1 : 0) + (has_delta ? 1 : 0); ++i) md += "---|";
@@ -256,12 +411,79 @@ std::string render_markdown(const ReportTables& t) {
     md += fmt::format("\nmean ± sample standard deviation over seeds (n = number of finished runs). {} runs, {:.1f} h of "
                       "training in total.\n",
                       t.runs, t.train_seconds / 3600.0);
-    if (has_delta)
-        md += fmt::format("Δ: the row's {} minus the baseline's ({}) for the same seed, mean ± sample standard deviation "
-                          "over the seeds both have; t = mean / (sd / √n), the paired t statistic; * marks |t| above the "
-                          "two-sided 5% critical value for n - 1 degrees of freedom (4.30 for n = 3, 3.18 for n = 4, 2.78 "
-                          "for n = 5): a difference that seed luck would rarely produce.\n",
-                          t.metrics.front(), t.baseline);
+    if (has_delta) {
+        md += fmt::format("\n### Differences from the baseline ({})\n\n| {} |", t.baseline, t.rows_key);
+        std::vector<std::string> boot_metrics;
+        for (auto& m : t.metrics) {
+            md += " Δ " + m + " (paired by seed) |";
+            bool any = false;
+            for (auto& r : t.rows) any = any || t.bootstrap.count({r, m});
+            if (any) {
+                md += " " + m + ": paired bootstrap |";
+                boot_metrics.push_back(m);
+            }
+        }
+        md += "\n|---|";
+        for (std::size_t i = 0; i < t.metrics.size() + boot_metrics.size(); ++i) md += "---|";
+        md += "\n";
+        for (auto& r : t.rows) {
+            if (r == t.baseline) continue;
+            md += "| " + row_name(r) + " |";
+            for (auto& m : t.metrics) {
+                md += " " + delta_text(t.paired.at({r, m})) + " |";
+                if (std::find(boot_metrics.begin(), boot_metrics.end(), m) != boot_metrics.end()) {
+                    auto it = t.bootstrap.find({r, m});
+                    md += " " + (it == t.bootstrap.end() ? std::string("–") : bootstrap_text(it->second)) + " |";
+                }
+            }
+            md += "\n";
+        }
+        md += fmt::format(
+            "\nΔ (paired by seed): the row minus the baseline for the same seed (same data order and initial draws), "
+            "mean over the seeds both have, [95% confidence interval] = mean ± t(0.975, n-1)·sd/√n, and the paired t "
+            "statistic; † marks an interval that excludes 0 (the paired t-test over seeds at 5%): a difference that "
+            "seed luck would rarely produce.\n");
+        if (!boot_metrics.empty()) {
+            std::size_t resamples = 0;
+            for (auto& [k, b] : t.bootstrap) resamples = std::max(resamples, b.resamples);
+            md += fmt::format(
+                "Paired bootstrap (Koehn 2004; sacreBLEU's --paired-bs, {} resamples of the test sentences, every seed "
+                "of both rows scored on the same resample): p is two-sided, from the resampled differences of the seed "
+                "means centred on their mean; [interval] = their 2.5th and 97.5th percentiles; ‡ marks p < 0.05. It "
+                "measures how sure we are given this test set; the t-test above, given these seeds.\n",
+                resamples);
+        }
+    }
+    if (!t.training.empty()) {
+        md += "\n### Training\n\n| " + (t.rows_key.empty() ? std::string("") : t.rows_key) +
+              " | updates | epochs | best step (lowest validation loss) | hours | stopped by |\n|---|---|---|---|---|---|\n";
+        for (auto& r : t.rows) {
+            auto it = t.training.find(r);
+            if (it == t.training.end() || it->second.updates.n == 0) continue;
+            const auto& tr = it->second;
+            std::string why;
+            for (auto& [reason, n] : tr.stop_reasons) why += fmt::format("{}{} ×{}", why.empty() ? "" : ", ", reason, n);
+            const std::string best = tr.best_step.mean > 0 ? fmt::format("{:.0f} ± {:.0f}", tr.best_step.mean, tr.best_step.std)
+                                                           : std::string("(not recorded)");
+            md += fmt::format("| {} | {:.0f} ± {:.0f} | {:.1f} ± {:.1f} | {} | {:.2f} | {} |\n", row_name(r),
+                              tr.updates.mean, tr.updates.std, tr.epochs.mean, tr.epochs.std, best, tr.hours.mean, why);
+        }
+        md += "\nmean ± sd over the row's runs; hours: training wall time of one run (mean).\n";
+    }
+    for (auto& split : t.bucket_splits) {
+        md += fmt::format("\n### {} BLEU (tokenized) by source length\n\n| {} |", split, t.rows_key);
+        for (auto& b : t.bucket_labels)
+            md += fmt::format(" {} tokens ({} sentences) |", b, t.bucket_sentences.count({split, b}) ? t.bucket_sentences.at({split, b}) : 0);
+        md += "\n|---|";
+        for (std::size_t i = 0; i < t.bucket_labels.size(); ++i) md += "---|";
+        md += "\n";
+        for (auto& r : t.rows) {
+            md += "| " + row_name(r) + " |";
+            for (auto& b : t.bucket_labels) md += " " + cell_text(t.buckets.at({r, split, b})) + " |";
+            md += "\n";
+        }
+        md += "\nCorpus BLEU of the sentences whose source has that many (Moses) tokens, mean ± sd over seeds.\n";
+    }
     if (!t.commits.empty()) md += fmt::format("Code: commit {}. Machine: {}. Last run finished {}.\n", t.commits, t.machines, t.latest);
     return md;
 }

@@ -29,6 +29,22 @@ struct ReportTables {
     // seed: the same data order and initial draws, so seed-to-seed luck cancels)
     std::string baseline;
     std::map<std::pair<std::string, std::string>, Stats> paired;  // (row, metric)
+    // Paired bootstrap over test sentences for BLEU metrics (row vs baseline, seeds paired).
+    struct Bootstrap {
+        double observed = 0, ci_low = 0, ci_high = 0, p_value = 1;
+        std::size_t resamples = 0, seeds = 0;
+    };
+    std::map<std::pair<std::string, std::string>, Bootstrap> bootstrap;  // (row, metric)
+    // BLEU by source-length bucket: (row, split, bucket label) over seeds; bucket labels in order.
+    std::vector<std::string> bucket_splits, bucket_labels;
+    std::map<std::tuple<std::string, std::string, std::string>, Stats> buckets;
+    std::map<std::pair<std::string, std::string>, std::size_t> bucket_sentences;  // (split, bucket) -> sentences
+    // How each row's runs trained: updates, epochs, best step (over seeds) and why they stopped.
+    struct Training {
+        Stats updates, epochs, best_step, hours;
+        std::map<std::string, std::size_t> stop_reasons;
+    };
+    std::map<std::string, Training> training;  // row label
 };
 
 ReportTables build_report(const std::string& dir);

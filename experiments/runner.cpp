@@ -1,5 +1,7 @@
 #include "experiments/runner.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -468,6 +470,44 @@ void check_existing_run(const SweepPoint& p, const fs::path& run_dir, const nn::
     verify_checkpoint(last, model.named_parameters(), true);
 }
 
+// An exclusive lock on a run directory for as long as one process trains it (released by the kernel when
+// the process ends, however it ends). A second `relpos run` of the same run skips it instead of training
+// it twice and corrupting its files.
+class RunLock {
+public:
+    explicit RunLock(const fs::path& dir) {
+        const fs::path file = dir / ".lock";
+        fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (fd_ < 0) return;  // unwritable: the run itself will say why
+        if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+            char buf[64] = {0};
+            const ssize_t n = ::pread(fd_, buf, sizeof buf - 1, 0);
+            holder_ = n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "another process";
+            while (!holder_.empty() && (holder_.back() == '\n' || holder_.back() == ' ')) holder_.pop_back();
+            ::close(fd_);
+            fd_ = -1;
+            return;
+        }
+        const std::string me = fmt::format("pid {} on {}\n", ::getpid(), host_name());
+        if (::ftruncate(fd_, 0) == 0 && ::pwrite(fd_, me.data(), me.size(), 0) < 0) {}
+    }
+    ~RunLock() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+    RunLock(const RunLock&) = delete;
+    RunLock& operator=(const RunLock&) = delete;
+    bool held() const { return holder_.empty(); }
+    const std::string& holder() const { return holder_; }
+
+private:
+    static std::string host_name() {
+        char h[256] = {0};
+        return ::gethostname(h, sizeof h - 1) == 0 ? std::string(h) : std::string("this machine");
+    }
+    int fd_ = -1;
+    std::string holder_;
+};
+
 // Returns 0 (done or skipped), 3 (non-finite), 130 (interrupted).
 int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
     const ExperimentConfig& cfg = pc.point->config;
@@ -487,6 +527,16 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
         return 0;
     }
     fs::create_directories(pc.run_dir);
+    RunLock lock(pc.run_dir);
+    if (!lock.held()) {
+        progress.message(tag + fmt::format("is being trained by {} (lock {}); skipped here", lock.holder(),
+                                           (pc.run_dir / ".lock").string()));
+        return 0;
+    }
+    if (fs::exists(results)) {  // finished by another process while this one waited its turn
+        progress.message(tag + "finished earlier, skipped");
+        return 0;
+    }
     RunLog log(pc.run_dir / "log.txt", progress, tag);
     const std::string last = (pc.run_dir / "checkpoints" / "last").string();
     const bool resuming = checkpoint_exists(last) || checkpoint_exists(last + ".old");
@@ -575,6 +625,30 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
     return 0;
 }
 
+// runs/<id> -> the shared run directory (a relative link, so the tree can move as a whole). An existing
+// entry must already be that link: anything else is the user's, and is never replaced.
+template <class RunDirOf>
+void link_shared_runs(const std::vector<SweepPoint>& points, const fs::path& exp_dir, const RunDirOf& run_dir_of,
+                      const std::string& config_path) {
+    for (const auto& p : points) {
+        const fs::path link = exp_dir / "runs" / p.id, target = run_dir_of(p);
+        fs::create_directories(target);
+        const fs::path rel = fs::relative(fs::absolute(target), fs::absolute(link.parent_path()));
+        std::error_code ec;
+        if (fs::is_symlink(link, ec)) {
+            if (fs::read_symlink(link, ec) == rel) continue;
+            throw ConfigError(fmt::format("{}: run_store: {} is a link to {}, not to this point's shared run {}; move it "
+                                          "away (runs are never overwritten)",
+                                          config_path, link.string(), fs::read_symlink(link, ec).string(), rel.string()));
+        }
+        if (fs::exists(link, ec))
+            throw ConfigError(fmt::format("{}: run_store: {} already exists and is not a link to the shared run {}; "
+                                          "move it away or use another experiment name (runs are never overwritten)",
+                                          config_path, link.string(), rel.string()));
+        fs::create_directory_symlink(rel, link);
+    }
+}
+
 }  // namespace
 
 int run_experiment(const std::string& config_path, const std::vector<std::string>& overrides, const RunOptions& opt) {
@@ -583,10 +657,15 @@ int run_experiment(const std::string& config_path, const std::vector<std::string
     const std::size_t total_points = points.size();
     if (opt.shard) points = select_shard(points, *opt.shard);
     const fs::path exp_dir = fs::path(top.results_dir) / top.name;
+    // With a run store a run is named by its config hash and shared by every experiment that asks for
+    // it; runs/<id> under the experiment is a symbolic link to it.
+    auto run_dir_of = [&](const SweepPoint& p) {
+        return top.run_store.empty() ? exp_dir / "runs" / p.id : fs::path(top.run_store) / config_hash(p.config);
+    };
     Progress progress(opt.quiet);
     if (opt.list_only) {
         for (auto& p : points) {
-            const bool done = fs::exists(exp_dir / "runs" / p.id / "results.json");
+            const bool done = fs::exists(run_dir_of(p) / "results.json");
             fmt::print("{:<40} {}{}\n", p.id, fmt::join(p.overrides, " "), done ? "  [finished]" : "");
         }
         return 0;
@@ -622,7 +701,7 @@ int run_experiment(const std::string& config_path, const std::vector<std::string
                 slot = std::make_shared<Dataset>(load_dataset(p.config, (exp_dir / "subword").string(),
                                                               [&](const std::string& s) { data_messages.push_back(s); }));
             auto model = build_model(p.config, slot->vocab, slot->longest_source, slot->longest_target);
-            check_existing_run(p, exp_dir / "runs" / p.id, *model);
+            check_existing_run(p, run_dir_of(p), *model);
         }
     } catch (...) {
         // A failed subword training may have created the (empty) cache directory and its parents:
@@ -635,6 +714,7 @@ int run_experiment(const std::string& config_path, const std::vector<std::string
 
     try {
         fs::create_directories(exp_dir / "runs");
+        if (!top.run_store.empty()) fs::create_directories(top.run_store);
         const fs::path probe = exp_dir / ".write-test";
         std::ofstream(probe) << "ok";
         if (!fs::exists(probe)) throw std::runtime_error("");
@@ -643,6 +723,7 @@ int run_experiment(const std::string& config_path, const std::vector<std::string
         throw ConfigError(fmt::format("{}: results_dir: cannot create or write {} (check the path and permissions)",
                                       config_path, exp_dir.string()));
     }
+    if (!top.run_store.empty()) link_shared_runs(points, exp_dir, run_dir_of, config_path);
     write_atomic(exp_dir / "experiment.yaml",
                  fmt::format("# written by relpos run {}\n# commit {}\n", config_path, source_commit()) + to_yaml(top));
     install_stop_handlers();
@@ -677,7 +758,7 @@ int run_experiment(const std::string& config_path, const std::vector<std::string
                 auto d = dataset_for(points[i].config);
                 const int threads = threads_for(points[i].config);
                 blas::set_num_threads(threads);
-                PointContext pc{&points[i], exp_dir / "runs" / points[i].id, i + 1, points.size(), threads};
+                PointContext pc{&points[i], run_dir_of(points[i]), i + 1, points.size(), threads};
                 const int rc = run_point(pc, *d, progress);
                 std::lock_guard<std::mutex> lk(mu);
                 worst = std::max(worst, rc);

@@ -10,6 +10,7 @@
 #include "experiments/bleu.hpp"
 #include "experiments/runner.hpp"
 #include "experiments/corpus.hpp"
+#include "experiments/significance.hpp"
 
 using namespace relpos;
 
@@ -203,4 +204,48 @@ TEST_CASE("metrics/token_accuracy") {
     CHECK(token_accuracy({"b c d"}, {"a b c d"}) == Approx(0.0));       // shifted by one: nothing aligns
     CHECK(token_accuracy({"a b", ""}, {"a b", "c d"}) == Approx(50.0)); // pooled over sentences
     CHECK(token_accuracy({}, {}) == Approx(0.0));
+}
+
+TEST_CASE("bleu/sentence_statistics_sum_to_the_corpus_score", "[bleu][significance]") {
+    const std::vector<std::string> hyps{"the cat sat on the mat", "a dog runs", "two men play football in a park ."};
+    const std::vector<std::string> refs{"the cat sat on a mat", "a dog is running", "two men are playing soccer in the park ."};
+    for (const char* tok : {"13a", "none"}) {
+        relpos::BleuOptions o;
+        o.tokenize = tok;
+        relpos::BleuStats sum;
+        for (const auto& st : relpos::sentence_bleu_stats(hyps, refs, o)) sum += st;
+        CHECK(relpos::bleu_from_stats(sum, o).score == Approx(relpos::corpus_bleu(hyps, refs, o).score).epsilon(1e-12));
+    }
+}
+
+TEST_CASE("bleu/paired_bootstrap_separates_a_better_system_from_noise", "[bleu][significance]") {
+    // 200 sentences; system "good" matches the reference on every sentence, "half" on every other one.
+    std::vector<std::string> refs, good, half, other_half;
+    for (int i = 0; i < 200; ++i) {
+        const std::string r = "w" + std::to_string(i) + " x y z a b c";
+        refs.push_back(r);
+        good.push_back(r);
+        half.push_back(i % 2 ? r : "q q q q q q q");
+        other_half.push_back(i % 2 ? "q q q q q q q" : r);
+    }
+    relpos::BleuOptions o;
+    o.tokenize = "none";
+    auto st = [&](const std::vector<std::string>& h) { return relpos::sentence_bleu_stats(h, refs, o); };
+    // better system, two seeds each: tiny p, positive difference with an interval above 0
+    const auto br = relpos::paired_bootstrap({st(half), st(other_half)}, {st(good), st(good)}, 500, 7, o);
+    CHECK(br.observed > 10);
+    CHECK(br.ci_low > 0);
+    CHECK(br.p_value == Approx(1.0 / 501));
+    CHECK(br.seeds_system == 2);
+    // a system against itself: no difference, p = 1
+    const auto same = relpos::paired_bootstrap({st(half)}, {st(half)}, 200, 7, o);
+    CHECK(same.observed == 0);
+    CHECK(same.p_value == Approx(1.0));
+    // two systems of the same quality on different sentences: large p
+    const auto tie = relpos::paired_bootstrap({st(half)}, {st(other_half)}, 500, 7, o);
+    CHECK(std::abs(tie.observed) < 1.0);
+    CHECK(tie.p_value > 0.2);
+    // deterministic for a seed
+    CHECK(relpos::paired_bootstrap({st(half)}, {st(other_half)}, 500, 7, o).ci_low == tie.ci_low);
+    CHECK_THROWS(relpos::paired_bootstrap({st(half)}, {}, 10, 1, o));
 }

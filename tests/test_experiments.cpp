@@ -1,5 +1,7 @@
 // Training, checkpoints, decoding and the relpos CLI end to end on tiny synthetic runs.
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -146,6 +148,59 @@ TEST_CASE("training/jobs_do_not_change_the_numbers", "[training][determinism][jo
         CHECK(YAML::LoadFile((rb / "results.json").string())["threads"].as<int>() == 2);
     }
     fs::remove_all(one), fs::remove_all(two);
+}
+
+TEST_CASE("run_store/a_point_two_experiments_ask_for_is_trained_once", "[e2e][run_store]") {
+    const std::string dir = fresh_dir("store");
+    const std::string store = dir + "/store";
+    auto a = sh(kBin + " run " + kTiny + " results_dir=" + dir + " name=first run_store=" + store + " --quiet");
+    INFO(a.out);
+    REQUIRE(a.code == 0);
+    const fs::path link_a = fs::path(dir) / "first/runs/seed=3";
+    REQUIRE(fs::is_symlink(link_a));
+    REQUIRE(fs::exists(link_a / "results.json"));
+    const fs::path shared = fs::canonical(link_a);
+    CHECK(shared.parent_path() == fs::canonical(store));
+    // another experiment asking for the same resolved config and seed: linked, skipped, not retrained
+    auto b = sh(kBin + " run " + kTiny + " results_dir=" + dir + " name=second run_store=" + store);
+    INFO(b.out);
+    REQUIRE(b.code == 0);
+    CHECK_THAT(b.out, Catch::Contains("finished earlier, skipped"));
+    CHECK(fs::canonical(fs::path(dir) / "second/runs/seed=3") == shared);
+    auto rep = sh(kBin + " report " + dir + "/second");
+    CHECK(rep.code == 0);
+    // a different config is a different run
+    auto c = sh(kBin + " run " + kTiny + " results_dir=" + dir + " name=third run_store=" + store + " train.epochs=2 --quiet");
+    REQUIRE(c.code == 0);
+    CHECK(fs::canonical(fs::path(dir) / "third/runs/seed=3") != shared);
+    // runs/<id> that is not the link is never replaced
+    fs::remove(fs::path(dir) / "first/runs/seed=3");
+    fs::create_directories(fs::path(dir) / "first/runs/seed=3");
+    auto d = sh(kBin + " run " + kTiny + " results_dir=" + dir + " name=first run_store=" + store);
+    CHECK(d.code == 2);
+    CHECK_THAT(d.out, Catch::Contains("is not a link to the shared run"));
+    fs::remove_all(dir);
+}
+
+TEST_CASE("run_lock/a_run_being_trained_elsewhere_is_skipped", "[e2e][lock]") {
+    const std::string dir = fresh_dir("lock");
+    const fs::path run = fs::path(dir) / "tiny_copy/runs/seed=3";
+    fs::create_directories(run);
+    const int fd = ::open((run / ".lock").c_str(), O_RDWR | O_CREAT, 0644);
+    REQUIRE(fd >= 0);
+    REQUIRE(::write(fd, "pid 4242 on elsewhere\n", 22) == 22);
+    REQUIRE(::flock(fd, LOCK_EX | LOCK_NB) == 0);  // another process of ours in effect (flock is per open file)
+    auto r = sh(kBin + " run " + kTiny + " results_dir=" + dir);
+    INFO(r.out);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("is being trained by pid 4242 on elsewhere"));
+    CHECK_FALSE(fs::exists(run / "results.json"));
+    CHECK_FALSE(fs::exists(run / "metrics.jsonl"));
+    ::close(fd);  // released: the next run trains it
+    auto again = sh(kBin + " run " + kTiny + " results_dir=" + dir + " --quiet");
+    CHECK(again.code == 0);
+    CHECK(fs::exists(run / "results.json"));
+    fs::remove_all(dir);
 }
 
 TEST_CASE("training/killed_and_resumed_equals_uninterrupted", "[training][resume]") {
@@ -340,19 +395,20 @@ TEST_CASE("report/baseline_differences_are_paired_by_seed", "[report]") {
     CHECK(d16.n == 3);
     CHECK(d16.mean == Approx(0.0));
     const std::string md = render_markdown(t);
-    CHECK_THAT(md, Catch::Contains("Δ test2016.bleu_tok vs 16 (same seed)") && Catch::Contains("-20.00 (n=1)") &&
+    CHECK_THAT(md, Catch::Contains("Δ test2016.bleu_tok vs 16 (same seed, 95% CI)") && Catch::Contains("-20.00 (n=1)") &&
                        Catch::Contains("(baseline)"));
     CHECK_THAT(render_csv(t), Catch::Contains("0,,test2016.bleu_tok,10.0000,,1,12.5,-20.0000,,1"));
     const std::string json = render_json(t);
     CHECK_THAT(json, Catch::Contains("\"delta_vs_baseline\": {\"baseline\": \"16\", \"mean\": -20.000000, \"std\": null, \"n\": 1}}"));
     CHECK_NOTHROW(YAML::Load(json));  // still valid JSON (YAML is a superset)
     // a second k = 0 seed: differences -20 and -19, sd 0.71, t = -19.5 / (0.71 / sqrt 2) = -39, beyond
-    // the 5% critical value for 1 degree of freedom (12.7)
+    // the 5% critical value for 1 degree of freedom (12.706); the 95% interval is
+    // -19.5 ± 12.706 * 0.5 = [-25.85, -13.15]
     const std::string k0s2 = dir + "/fixture_k/runs/k=0_seed=2";
     fs::create_directories(k0s2);
     std::ofstream(k0s2 + "/results.json") << "{\"id\": \"k=0_seed=2\", \"labels\": {\"model.position.k\": \"0\", \"seed\": \"2\"}, "
                                              "\"metrics\": {\"test2016.bleu_tok\": 12.0, \"val.bleu_tok\": 13.0}}\n";
-    CHECK_THAT(render_markdown(build_report(dir + "/fixture_k")), Catch::Contains("-19.50 ± 0.71 (n=2, t=-39.0*)"));
+    CHECK_THAT(render_markdown(build_report(dir + "/fixture_k")), Catch::Contains("-19.50 [-25.85, -13.15] n=2 t=-39.0†"));
     fs::remove_all(dir);
 }
 

@@ -1,0 +1,33 @@
+// Statistics for comparing systems trained with several seeds and scored by corpus BLEU on one test set.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "experiments/bleu.hpp"
+
+namespace relpos {
+
+// Paired bootstrap resampling over test sentences (Koehn 2004; sacreBLEU's --paired-bs), extended to
+// several seeds per system: each resample draws N sentence indices with replacement, scores every seed
+// of both systems on that same sample, and takes the difference of the seed means of corpus BLEU.
+struct BootstrapResult {
+    double observed = 0;           // mean over seeds of BLEU(system) minus mean over seeds of BLEU(baseline)
+    double ci_low = 0, ci_high = 0; // 2.5th and 97.5th percentiles of the resampled differences
+    double p_value = 1;            // two-sided, see paired_bootstrap
+    std::size_t resamples = 0, seeds_system = 0, seeds_baseline = 0;
+};
+
+// base[s][i], sys[s][i]: the BLEU statistics of sentence i in the hypotheses of seed s; every inner vector
+// has the same length. The p-value is that of sacreBLEU's paired bootstrap: the resampled differences
+// are centred on their mean (the null hypothesis of no difference), and
+//     p = (1 + #{resamples with |d_b - mean(d)| >= |observed|}) / (resamples + 1).
+// Deterministic for a given rng_seed.
+BootstrapResult paired_bootstrap(const std::vector<std::vector<BleuStats>>& base,
+                                 const std::vector<std::vector<BleuStats>>& sys, std::size_t resamples,
+                                 std::uint64_t rng_seed, const BleuOptions& opt);
+
+// Two-sided 95% critical value of Student's t for df degrees of freedom (df >= 1).
+double t_critical_95(std::size_t df);
+
+}  // namespace relpos
