@@ -551,33 +551,51 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
     const auto wanted = [&](const char* name) {
         return t.plots.empty() || std::find(t.plots.begin(), t.plots.end(), name) != t.plots.end();
     };
-    // 1. learning curves: validation loss against step, one line per table cell (row, column): the mean
-    //    over its seeds at the steps every seed validated, so a 21-run sweep stays readable. The
-    //    per-run curves are written too (<run>.valid.dat) for anyone who wants the spread.
+    // 1. learning curves: training loss (top) and validation loss (bottom) against updates, one colour per
+    //    table cell (row, column), never repeated: the mean over the cell's seeds at each validation step
+    //    (over the seeds that reached it) with a band from the lowest to the highest seed, and a mark where
+    //    each run stopped. Training loss is the mean of the per-update losses since the previous
+    //    validation. The per-run curves are written too (<run>.valid.dat, <run>.train.dat).
     if (wanted("learning_curves")) {
-        struct Group {
-            std::vector<std::map<long, double>> curves;
+        struct Curve {
+            std::map<long, double> valid, train;
         };
         std::vector<std::string> order;
-        std::map<std::string, Group> groups;
+        std::map<std::string, std::vector<Curve>> groups;
         for (const auto& r : runs) {
             const fs::path m = dir / "runs" / r.id / "metrics.jsonl";
             std::ifstream in(m);
-            std::ofstream out(pdir / (r.id + ".valid.dat"));
-            std::map<long, double> curve;
+            Curve c;
+            std::map<long, double> step_loss;
             std::string line;
             while (std::getline(in, line)) {
-                if (line.find("valid_loss") == std::string::npos) continue;
+                const bool v = line.find("valid_loss") != std::string::npos;
+                if (!v && line.find("train_loss") == std::string::npos) continue;
                 YAML::Node j = YAML::Load(line);
-                curve[j["step"].as<long>()] = j["valid_loss"].as<double>();  // a resumed run's repeat wins
+                const long step = j["step"].as<long>();
+                if (v) c.valid[step] = j["valid_loss"].as<double>();  // a resumed run's repeat wins
+                else step_loss[step] = j["train_loss"].as<double>();
             }
-            for (auto& [step, loss] : curve) out << step << " " << loss << "\n";
-            if (curve.empty()) continue;
+            long prev = 0;
+            for (const auto& [step, loss] : c.valid) {
+                double sum = 0;
+                std::size_t n = 0;
+                for (auto it = step_loss.upper_bound(prev); it != step_loss.end() && it->first <= step; ++it) sum += it->second, ++n;
+                if (n) c.train[step] = sum / double(n);
+                prev = step;
+            }
+            {
+                std::ofstream out(pdir / (r.id + ".valid.dat"));
+                for (auto& [step, loss] : c.valid) out << step << " " << loss << "\n";
+                std::ofstream tout(pdir / (r.id + ".train.dat"));
+                for (auto& [step, loss] : c.train) tout << step << " " << loss << "\n";
+            }
+            if (c.valid.empty()) continue;
             std::string g = t.rows_key.empty() ? "" : named_label(t.rows_key, label_of(r, t.rows_key));
             if (!t.cols_key.empty()) g += (g.empty() ? "" : " / ") + named_label(t.cols_key, label_of(r, t.cols_key));
             if (g.empty()) g = t.rows_key.empty() && t.cols_key.empty() ? "all runs" : r.id;
             if (!groups.count(g)) order.push_back(g);
-            groups[g].curves.push_back(std::move(curve));
+            groups[g].push_back(std::move(c));
         }
         // Lines in the table's row order (then any others, e.g. runs no longer in the grid).
         std::vector<std::string> sorted;
@@ -589,30 +607,59 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
         for (const auto& g : order)
             if (std::find(sorted.begin(), sorted.end(), g) == sorted.end()) sorted.push_back(g);
         order = sorted;
-        std::string plot;
-        for (std::size_t gi = 0; gi < order.size(); ++gi) {
-            const Group& g = groups[order[gi]];
-            const fs::path d = pdir / fmt::format("curve_{}.dat", gi);
-            std::ofstream out(d);
-            for (const auto& [step, first] : g.curves.front()) {
+        // Distinct colours (Okabe-Ito, then Tableau), then evenly spaced hues: never two rows alike.
+        static const char* kColours[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
+                                         "#8C564B", "#7F7F7F", "#BCBD22", "#9467BD", "#17BECF"};
+        auto colour = [&](std::size_t i) {
+            if (i < std::size(kColours)) return std::string(kColours[i]);
+            const double h = std::fmod(double(i) * 0.618033988749895, 1.0);  // golden-ratio hues
+            const int r = int(127 + 120 * std::cos(6.283185 * h)), gr = int(127 + 120 * std::cos(6.283185 * (h - 1.0 / 3))),
+                      b = int(127 + 120 * std::cos(6.283185 * (h - 2.0 / 3)));
+            return fmt::format("#{:02X}{:02X}{:02X}", r, gr, b);
+        };
+        auto write_band = [&](const std::vector<Curve>& cs, bool train, const fs::path& file) {
+            std::map<long, std::vector<double>> at;
+            for (const auto& c : cs)
+                for (const auto& [step, loss] : train ? c.train : c.valid) at[step].push_back(loss);
+            std::ofstream out(file);
+            for (const auto& [step, v] : at) {
                 double sum = 0;
-                bool all = true;
-                for (const auto& c : g.curves) {
-                    auto it = c.find(step);
-                    if (it == c.end()) { all = false; break; }
-                    sum += it->second;
-                }
-                if (all) out << step << " " << sum / double(g.curves.size()) << "\n";
+                for (double x : v) sum += x;
+                out << step << " " << sum / double(v.size()) << " " << *std::min_element(v.begin(), v.end()) << " "
+                    << *std::max_element(v.begin(), v.end()) << " " << v.size() << "\n";
             }
-            plot += fmt::format("{}'{}' using 1:2 with linespoints title '{} (n={})'", plot.empty() ? "" : ", ", d.string(),
-                                order[gi], g.curves.size());
+        };
+        std::string valid_plot, train_plot;
+        for (std::size_t gi = 0; gi < order.size(); ++gi) {
+            const auto& cs = groups[order[gi]];
+            const fs::path vd = pdir / fmt::format("curve_{}.dat", gi), td = pdir / fmt::format("train_{}.dat", gi),
+                           sd = pdir / fmt::format("stops_{}.dat", gi);
+            write_band(cs, false, vd);
+            write_band(cs, true, td);
+            {
+                std::ofstream out(sd);
+                for (const auto& c : cs) out << c.valid.rbegin()->first << " " << c.valid.rbegin()->second << "\n";
+            }
+            const std::string col = colour(gi);
+            valid_plot += fmt::format("{}'{}' using 1:3:4 with filledcurves fs transparent solid 0.15 noborder lc rgb '{}' notitle, "
+                                      "'{}' using 1:2 with lines lw 2 lc rgb '{}' title '{} (n={})', "
+                                      "'{}' using 1:2 with points pt 7 ps 0.9 lc rgb '{}' notitle",
+                                      valid_plot.empty() ? "" : ", ", vd.string(), col, vd.string(), col, order[gi],
+                                      cs.size(), sd.string(), col);
+            train_plot += fmt::format("{}'{}' using 1:3:4 with filledcurves fs transparent solid 0.15 noborder lc rgb '{}' notitle, "
+                                      "'{}' using 1:2 with lines lw 2 lc rgb '{}' notitle",
+                                      train_plot.empty() ? "" : ", ", td.string(), col, td.string(), col);
         }
-        if (!plot.empty()) {
+        if (!valid_plot.empty()) {
             const fs::path s = pdir / "learning_curves.gp";
             std::ofstream(s) << fmt::format(
-                "set terminal pngcairo size 900,700 noenhanced\nset output '{}'\nset title '{}' font ',10'\n"
-                "set xlabel 'step'\nset ylabel 'validation loss (nats/token), mean over seeds'\nset key below\nset grid\nplot {}\n",
-                (pdir / "learning_curves.png").string(), t.title, plot);
+                "set terminal pngcairo size 900,900 noenhanced\nset output '{}'\nset multiplot layout 2,1 title '{}' font ',10'\n"
+                "set grid\nset key top right\nset xlabel 'update'\nset ylabel 'training loss (label-smoothed)'\n"
+                "plot {}\n"
+                "set ylabel 'validation loss (nats/token)'\nset key top right\n"
+                "plot {}\nunset multiplot\n",
+                (pdir / "learning_curves.png").string(), t.title + ": mean over seeds, band = lowest to highest seed, dot = where a run stopped",
+                train_plot.empty() ? "NaN notitle" : train_plot, valid_plot);
             run_gnuplot(s);
             made.push_back((pdir / "learning_curves.png").string());
         }

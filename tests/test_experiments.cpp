@@ -413,8 +413,8 @@ TEST_CASE("report/baseline_differences_are_paired_by_seed", "[report]") {
 }
 
 TEST_CASE("report/learning_curves_average_seeds_per_row", "[report]") {
-    // One curve per row: the mean validation loss over the row's seeds, at the steps all of them have
-    // (k = 16: seed 3 stopped after step 10, so only step 10 is averaged: (4 + 5 + 6) / 3).
+    // One curve per row: the mean validation loss over the row's seeds that reached each step, with the
+    // band from the lowest to the highest (k = 16 at step 10: (4 + 5 + 6) / 3; seed 3 stopped there).
     const std::string dir = fresh_dir("report_curves");
     fs::copy(std::string(RELPOS_SOURCE_DIR) + "/tests/fixtures/runs", dir, fs::copy_options::recursive);
     ReportTables t = build_report(dir + "/fixture_k");
@@ -428,11 +428,14 @@ TEST_CASE("report/learning_curves_average_seeds_per_row", "[report]") {
         std::ifstream in(dir + "/fixture_k/plots/" + name);
         return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     };
-    CHECK(read("curve_0.dat") == "10 7\n");  // k = 0, one seed
-    CHECK(read("curve_1.dat") == "10 5\n");  // k = 16, three seeds
+    // step, mean, lowest, highest, seeds at that step
+    CHECK(read("curve_0.dat") == "10 7 7 7 1\n");           // k = 0, one seed
+    CHECK(read("curve_1.dat") == "10 5 4 6 3\n20 2.5 2 3 2\n");  // k = 16: three seeds, then the two that went on
+    CHECK(read("stops_1.dat") == "20 3\n20 2\n10 6\n");          // where each k = 16 run stopped
     CHECK(read("k=16_seed=2.valid.dat") == "10 5\n20 2\n");
     const std::string gp = read("learning_curves.gp");
     CHECK_THAT(gp, Catch::Contains("title 'k=0 (n=1)'") && Catch::Contains("title 'k=16 (n=3)'"));
+    CHECK_THAT(gp, Catch::Contains("lc rgb '#0072B2'") && Catch::Contains("lc rgb '#D55E00'"));  // one colour per row
     // report.plots picks the plots: only BLEU vs k here
     fs::remove_all(dir + "/fixture_k/plots");
     t.plots = {"metric_vs_row"};
