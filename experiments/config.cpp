@@ -212,6 +212,16 @@ void apply(YAML::Node root, const Assignment& a) {
                                            describe_node(cur), p.name));
         so_far += (so_far.empty() ? "" : ".") + p.name;
         if (last_part && p.indices.empty()) {
+            // A whole section written as a map (train={lr: 0.6}, or a sweep axis over `train`) changes the
+            // keys it names and keeps the file's others: replacing the section would silently reset every
+            // other key of it to its default. Plug-in specs (model.position) are still replaced whole.
+            const bool section = parts->size() == 1 && (p.name == "data" || p.name == "model" || p.name == "train" ||
+                                                        p.name == "eval");
+            if (section && value.IsMap() && cur[p.name].IsMap()) {
+                YAML::Node existing = cur[p.name];
+                for (auto it : value) existing[it.first.as<std::string>()] = it.second;
+                return;
+            }
             cur[p.name] = value;
             return;
         }
