@@ -467,6 +467,12 @@ void read_report(YamlOptions& o, ReportConfig& r) {
     r.plots = o.get_string_list("plots", r.plots, kPlots);
     r.baseline = o.get_string("baseline", r.baseline);
     r.bootstrap = o.get_int("bootstrap", r.bootstrap, 0, 100000);
+    if (o.has("compare")) {
+        YamlOptions cmp = o.section("compare");
+        r.compare_dir = cmp.require_string("dir", "the results directory of the experiment to set beside this one");
+        r.compare_title = cmp.get_string("title", r.compare_dir);
+        cmp.finish();
+    }
     r.length_buckets = o.get_int_list("length_buckets", r.length_buckets, 1, 100000);
     for (std::size_t i = 1; i < r.length_buckets.size(); ++i)
         if (r.length_buckets[i] <= r.length_buckets[i - 1])
@@ -856,6 +862,9 @@ std::string to_yaml(const ExperimentConfig& c) {
     out << Key << "length_buckets" << Value << Flow << BeginSeq;
     for (long e : r.length_buckets) out << e;
     out << EndSeq;
+    if (!r.compare_dir.empty())
+        out << Key << "compare" << Value << Flow << BeginMap << Key << "dir" << Value << r.compare_dir << Key << "title"
+            << Value << r.compare_title << EndMap;
     out << EndMap;
     out << EndMap;
     return std::string(out.c_str()) + "\n";

@@ -147,6 +147,10 @@ struct ReportConfig {
     // Upper edges of source-length buckets (whitespace tokens of the source): [10, 20] gives BLEU for
     // 1-10, 11-20 and 21+ tokens on every test split the metrics name. [] = no bucket table.
     std::vector<long> length_buckets;
+    // Another experiment's results beside these (e.g. the same table at a shorter training budget): its
+    // mean ± sd per row and its paired differences in extra columns, and its series in the metric plot.
+    std::string compare_dir;    // its results directory ("" = none); rows are matched by label
+    std::string compare_title;  // how the tables name it, e.g. "1,000 updates"
 };
 
 struct ExperimentConfig {

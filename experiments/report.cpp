@@ -360,6 +360,22 @@ ReportTables build_report(const std::string& dir_in) {
                 t.paired[{row, m}] = stats_of(d);
             }
     add_training_summary(t, runs);
+    if (!cfg.report.compare_dir.empty()) {
+        // Resolved from the working directory, like results_dir; a missing one is the user's to fix.
+        if (!fs::exists(fs::path(cfg.report.compare_dir) / "experiment.yaml"))
+            throw ConfigError(fmt::format("{}: report.compare.dir: {} is not an experiment results directory (no "
+                                          "experiment.yaml; paths start at the working directory)",
+                                          (dir / "experiment.yaml").string(), cfg.report.compare_dir));
+        const ReportTables other = build_report(cfg.report.compare_dir);
+        t.compare_title = cfg.report.compare_title;
+        for (const auto& row : t.rows)
+            for (const auto& m : t.metrics) {
+                auto c = other.cells.find({row, other.cols.front(), m});
+                if (c != other.cells.end()) t.compare_cells[{row, m}] = c->second;
+                auto d = other.paired.find({row, m});
+                if (d != other.paired.end()) t.compare_paired[{row, m}] = d->second;
+            }
+    }
     if (cfg.data.task == "multi30k") add_sentence_statistics(t, cfg, runs);
     return t;
 }
@@ -374,14 +390,29 @@ std::string render_markdown(const ReportTables& t) {
         md += "| " + (t.rows_key.empty() ? std::string("") : t.rows_key) + " |";
         for (auto& m : t.metrics) md += " " + m + " |";
         if (has_delta) md += fmt::format(" Δ {} vs {} (same seed, 95% CI) |", t.metrics.front(), t.baseline);
+        const bool has_cmp = !t.compare_title.empty() && !t.metrics.empty();
+        if (has_cmp) {
+            md += fmt::format(" {} at {} |", t.metrics.front(), t.compare_title);
+            if (has_delta) md += fmt::format(" Δ at {} |", t.compare_title);
+        }
         if (has_ref) md += " " + t.reference_title + " |";
         md += "\n|---|";
-        for (std::size_t i = 0; i < t.metrics.size() + (has_ref ? 1 : 0) + (has_delta ? 1 : 0); ++i) md += "---|";
+        const std::size_t extra = (has_ref ? 1 : 0) + (has_delta ? 1 : 0) + (has_cmp ? (has_delta ? 2 : 1) : 0);
+        for (std::size_t i = 0; i < t.metrics.size() + extra; ++i) md += "---|";
         md += "\n";
         for (auto& r : t.rows) {
             md += "| " + row_name(r) + " |";
             for (auto& m : t.metrics) md += " " + cell_text(t.cells.at({r, "", m})) + " |";
             if (has_delta) md += " " + (r == t.baseline ? std::string("(baseline)") : delta_text(t.paired.at({r, t.metrics.front()}))) + " |";
+            if (has_cmp) {
+                auto c = t.compare_cells.find({r, t.metrics.front()});
+                md += " " + (c == t.compare_cells.end() ? std::string("–") : cell_text(c->second)) + " |";
+                if (has_delta) {
+                    auto d = t.compare_paired.find({r, t.metrics.front()});
+                    md += " " + (r == t.baseline ? std::string("(baseline)")
+                                                 : d == t.compare_paired.end() ? std::string("–") : delta_text(d->second)) + " |";
+                }
+            }
             if (has_ref) {
                 auto it = t.reference.find(r);
                 md += " " + (it == t.reference.end() ? std::string("–") : fmt::format("{:.1f}", it->second)) + " |";
@@ -696,6 +727,26 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
             (pdir / "metric_vs_row.png").string(), t.title, t.rows_key, logx ? " (log scale)" : "", m,
             logx ? fmt::format("set logscale x 2\nset xtics ({})\n", xtics) : "", ref, d.string(), logx ? 1 : 0,
             t.reference.empty() ? "" : fmt::format(", '' using ($1+{}):4 with linespoints axes x1y2 title '{}'", logx ? 1 : 0, t.reference_title));
+        if (!t.compare_title.empty()) {
+            // The other experiment's series, appended to the plot command written above.
+            const fs::path cd = pdir / "metric_vs_row.compare.dat";
+            {
+                std::ofstream out(cd);
+                for (auto& r : t.rows) {
+                    auto c = t.compare_cells.find({r, m});
+                    if (c != t.compare_cells.end() && c->second.n) out << r << " " << c->second.mean << " " << c->second.std << "\n";
+                }
+            }
+            std::string text;
+            {
+                std::ifstream in(s);
+                text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+            }
+            while (!text.empty() && text.back() == '\n') text.pop_back();
+            text += fmt::format(", '{}' using ($1+{}):2:3 with yerrorlines dt 2 title 'relpos at {} (mean ± sd)'\n", cd.string(),
+                                logx ? 1 : 0, t.compare_title);
+            std::ofstream(s) << text;
+        }
         run_gnuplot(s);
         made.push_back((pdir / "metric_vs_row.png").string());
     }

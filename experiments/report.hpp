@@ -45,6 +45,9 @@ struct ReportTables {
         std::map<std::string, std::size_t> stop_reasons;
     };
     std::map<std::string, Training> training;  // row label
+    // report.compare: the other experiment's cells and paired differences, by (row, metric)
+    std::string compare_title;
+    std::map<std::pair<std::string, std::string>, Stats> compare_cells, compare_paired;
 };
 
 ReportTables build_report(const std::string& dir);
