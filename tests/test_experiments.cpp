@@ -313,6 +313,15 @@ TEST_CASE("decode/greedy_is_beam_one_and_beam_scores_at_least_greedy", "[decode]
         CHECK(score(one, 4, bh, 0.6) >= score(one, 4, gh, 0.6) - 1e-5);
 }
 
+TEST_CASE("decode/length_penalty_is_gnmt", "[decode]") {
+    // lp(Y) = ((5 + |Y|) / 6)^alpha (Wu et al. 2016, eq. 14): 1 for one token, 2^alpha for seven. The
+    // beam test above divides by the same function on both sides, so only a value check sees a wrong one.
+    CHECK(length_penalty(1, 0.6) == Approx(1.0).epsilon(1e-15));
+    CHECK(length_penalty(7, 0.6) == Approx(std::pow(2.0, 0.6)).epsilon(1e-15));
+    CHECK(length_penalty(19, 1.0) == Approx(4.0).epsilon(1e-15));
+    CHECK(length_penalty(12, 0.0) == 1.0);
+}
+
 TEST_CASE("report/renders_tables_from_fixture_runs", "[report]") {
     const std::string dir = fresh_dir("report");
     fs::copy(std::string(RELPOS_SOURCE_DIR) + "/tests/fixtures/runs", dir, fs::copy_options::recursive);

@@ -184,6 +184,10 @@ std::vector<OpRow> op_table() {
         [](auto& x) { return rel_logits(x[0], x[1], 2, 6, 0); });
     row("rel_logits", "per-head table, query offset 1", {{{2, 2, 4, 3}}, {{2, 5, 3}}},
         [](auto& x) { return rel_logits(x[0], x[1], 2, 6, 1); });
+    // Two terms read one query: whichever backward runs second must add to the query's gradient, not
+    // overwrite it (in the model q's other consumer, q·kᵀ, always runs later, so only this row sees it).
+    row("rel_logits", "one query in two terms (gradient accumulated)", {{{2, 2, 4, 3}}, {{5, 3}}, {{2, 5, 3}}},
+        [](auto& x) { return rel_logits(x[0], x[1], 2, 6, 0) + rel_logits(x[0], x[2], 2, 6, 1); });
     // logits + relative term in one op; Lk > Lq with a query offset as in incremental decoding, k = 0 (one
     // bucket) and k larger than the sequence. With "* e" the logits leaf is used twice, so its gradient
     // is accumulated rather than handed through.
