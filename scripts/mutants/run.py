@@ -12,7 +12,8 @@ copied to <dir>/src and built in <dir>/build (default dir: build-mutants/).
     python3 scripts/mutants/run.py --list
 
 Tests: first the fast whole-model and op checks ("[reference],[gradcheck]", a few seconds), then, if
-they pass, the whole Catch2 suite; both with --abort, so a killed mutant costs little. A mutant that
+they pass, the whole Catch2 suite; both with --abort, so a killed mutant costs little. Each verdict
+names the stage that killed it. A mutant that
 does not compile counts as neither (reported "invalid"); one whose tests time out counts as killed.
 Every snippet must occur exactly once in its file: a mutant that no longer applies is reported "stale"
 and makes the script exit non-zero, so the list is kept in step with the code.
@@ -190,8 +191,9 @@ def main():
             shutil.copy2(s, d)
     log = open(os.path.join(args.dir, "mutants.log"), "w")
     build_cmd = f"nice -n 5 cmake --build {build} -j{args.jobs} --target relpos_tests relpos"
-    test_cmd = (f"{build}/relpos_tests --abort '[reference],[gradcheck]' >/dev/null 2>&1 && "
-                f"{build}/relpos_tests --abort >/dev/null 2>&1")
+    fast_cmd = f"{build}/relpos_tests --abort '[reference],[gradcheck]' >/dev/null 2>&1"
+    suite_cmd = f"{build}/relpos_tests --abort >/dev/null 2>&1"
+    test_cmd = f"{fast_cmd} && {suite_cmd}"
     if sh(f"cmake -S {src} -B {build} -DCMAKE_BUILD_TYPE=Release >/dev/null", src, log=log) != 0:
         print("configure failed; see", log.name)
         return 2
@@ -200,7 +202,7 @@ def main():
         print("the unmutated tree does not build or pass its tests; see", log.name)
         return 2
 
-    killed = survived = invalid = stale = 0
+    killed = survived = invalid = stale = killed_fast = 0
     survivors = []
     for i in picked:
         f, old, new, what = MUTANTS[i - 1]
@@ -219,22 +221,26 @@ def main():
                 verdict = "invalid"
                 invalid += 1
             else:
-                rc = sh(test_cmd, src, timeout=args.timeout)
+                # which stage kills it tells whether the fast whole-model and op checks see the fault
+                rc, stage = sh(fast_cmd, src, timeout=args.timeout), "fast"
+                if rc == 0:
+                    rc, stage = sh(suite_cmd, src, timeout=args.timeout), "suite"
                 if rc == 0:
                     verdict = "SURVIVED"
                     survived += 1
                     survivors.append(f"{i}: {f}: {what}")
                 else:
-                    verdict = "killed" if rc != "timeout" else "killed (timeout)"
+                    verdict = f"killed ({stage}{', timeout' if rc == 'timeout' else ''})"
                     killed += 1
+                    killed_fast += stage == "fast"
         finally:
             with open(path, "w") as fh:  # restore; the next build recompiles it
                 fh.write(text)
-        print(f"{i:3d}  {verdict:9s} {f}: {what} ({time.time() - t0:.0f} s)", flush=True)
+        print(f"{i:3d}  {verdict:15s} {f}: {what} ({time.time() - t0:.0f} s)", flush=True)
     sh(build_cmd, src, log=log)  # leave the copy's build unmutated
     valid = killed + survived
     print(f"\nmutation score: {killed}/{valid} killed ({100.0 * killed / max(valid, 1):.1f}%), "
-          f"{invalid} invalid, {stale} stale")
+          f"{invalid} invalid, {stale} stale; {killed_fast} killed by the fast stage ([reference],[gradcheck])")
     for s in survivors:
         print("  survived:", s)
     return 1 if stale else 0
