@@ -4,7 +4,7 @@ JOBS  ?= $(shell nproc)
 CONFIG ?= configs/quickstart.yaml
 RESULTS ?= results
 
-.PHONY: all deps build run test bench test-asan fuzz clean
+.PHONY: all deps build run test bench test-asan fuzz mutants clean
 
 all: build
 
@@ -28,6 +28,11 @@ test: build
 bench: build
 	$(BUILD)/relpos_bench --threads 1
 	$(BUILD)/relpos_bench --threads 2 --no-attention
+
+# Mutation score of the suite (docs/reliability.md): each mutant of scripts/mutants/run.py applied to a
+# copy of the tree in build-mutants/, rebuilt and tested. MUTANTS_ARGS="--only 3,17" runs some of them.
+mutants: deps
+	python3 scripts/mutants/run.py --jobs $(JOBS) $(MUTANTS_ARGS)
 
 # The whole suite under AddressSanitizer + UBSan (docs/reliability.md: when it runs, how long it takes).
 # The tests start the sanitized relpos binary too, so the options below apply to it as well.

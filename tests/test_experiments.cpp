@@ -17,6 +17,7 @@
 #include "experiments/checkpoint.hpp"
 #include "experiments/decode.hpp"
 #include "experiments/report.hpp"
+#include "experiments/runner.hpp"
 #include "experiments/trainer.hpp"
 #include "tests/nn_helpers.hpp"
 
@@ -73,14 +74,19 @@ TEST_CASE("e2e/tiny_run_writes_a_complete_run_directory", "[e2e]") {
                           "checkpoints/last/params/src_embed.weight.npy"})
         CHECK(fs::exists(run / f));
     auto m = metrics_of(run);
-    CHECK(m["val.accuracy"].as<double>() >= 0.0);
     CHECK(m["test.loss"].as<double>() > 0.0);
-    // 40 hypotheses, one per line
+    // 40 hypotheses, one per line, and val.accuracy is their exact-match rate against the task's
+    // references (recomputed here from the files, not just "some non-negative number")
     std::ifstream h(run / "hyp.val.txt");
-    std::size_t lines = 0;
-    std::string l;
-    while (std::getline(h, l)) ++lines;
-    CHECK(lines == 40);
+    std::vector<std::string> hyps;
+    for (std::string l; std::getline(h, l);) hyps.push_back(l);
+    CHECK(hyps.size() == 40);
+    const Dataset data = load_dataset(load_config(kTiny), dir);
+    const auto& refs = data.splits.at("val").refs;
+    REQUIRE(refs.size() == hyps.size());
+    std::size_t exact = 0;
+    for (std::size_t i = 0; i < hyps.size(); ++i) exact += hyps[i] == refs[i];
+    CHECK(m["val.accuracy"].as<double>() == Approx(100.0 * double(exact) / double(hyps.size())));
     // a finished run is skipped, untouched
     const auto before = fs::last_write_time(run / "results.json");
     auto again = sh(kBin + " run " + kTiny + " results_dir=" + dir + " --quiet");
@@ -360,6 +366,15 @@ TEST_CASE("decode/greedy_is_beam_one_and_beam_scores_at_least_greedy", "[decode]
     auto bh = translate_batch(m, one, 1, 4, {4}, b)[0];
     if (gh.size() < 7 && bh.size() < 7)  // both ended with EOS (not cut by the length limit)
         CHECK(score(one, 4, bh, 0.6) >= score(one, 4, gh, 0.6) - 1e-5);
+}
+
+TEST_CASE("decode/length_penalty_is_gnmt", "[decode]") {
+    // lp(Y) = ((5 + |Y|) / 6)^alpha (Wu et al. 2016, eq. 14): 1 for one token, 2^alpha for seven. The
+    // beam test above divides by the same function on both sides, so only a value check sees a wrong one.
+    CHECK(length_penalty(1, 0.6) == Approx(1.0).epsilon(1e-15));
+    CHECK(length_penalty(7, 0.6) == Approx(std::pow(2.0, 0.6)).epsilon(1e-15));
+    CHECK(length_penalty(19, 1.0) == Approx(4.0).epsilon(1e-15));
+    CHECK(length_penalty(12, 0.0) == 1.0);
 }
 
 TEST_CASE("report/renders_tables_from_fixture_runs", "[report]") {

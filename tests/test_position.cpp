@@ -80,7 +80,14 @@ TEST_CASE("position/learned_over_length_is_a_clear_error", "[position][errors]")
     } catch (const std::length_error& e) {
         CHECK_THAT(e.what(), Catch::Contains("length 5") && Catch::Contains("max_len 4"));
     }
-    REQUIRE_NOTHROW(pe->embed(Var<float>(zeros<float>({2, 4, 8})), 0));
+    // exactly max_len positions fit: zeros in, the table's rows 0..3 out
+    const Array<float> y = pe->embed(Var<float>(zeros<float>({2, 4, 8})), 0).value();
+    const Array<float> table = pe->named_parameters().at(0).second.value();  // (max_len, D)
+    REQUIRE(shape_of(y) == Shape{2, 4, 8});
+    REQUIRE(shape_of(table) == Shape{4, 8});
+    for (std::size_t b = 0; b < 2; ++b)
+        for (std::size_t p = 0; p < 4; ++p)
+            for (std::size_t i = 0; i < 8; ++i) CHECK(y(b, p, i) == table(p, i));
     REQUIRE_THROWS_AS(pe->embed(Var<float>(zeros<float>({2, 1, 8})), 4), std::length_error);  // incremental step 5
 }
 

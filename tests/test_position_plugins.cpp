@@ -417,8 +417,26 @@ TEST_CASE("plugin/comparison_configs_build", "[plugin][config]") {
         std::size_t built = 0;
         for (auto& p : expand_sweep(top, full)) {
             if (p.config.seed != 1) continue;  // the other seeds build the same models
-            for (auto& s : p.config.model.position) types.insert(s.type);
-            REQUIRE(build_model(p.config, 64));
+            std::set<std::string> point_types;
+            for (auto& s : p.config.model.position) point_types.insert(s.type);
+            types.insert(point_types.begin(), point_types.end());
+            const auto model = build_model(p.config, 64);
+            REQUIRE(model != nullptr);
+            CHECK(model->config().src_vocab == 64);
+            CHECK(model->enc_pos.size() == p.config.model.position.size());
+            // the model holds the parameters its encodings imply, and no others' (a point whose options
+            // were dropped on the way would build the wrong model without an error)
+            std::set<std::string> kinds;
+            for (const auto& [name, v] : model->named_parameters()) {
+                if (name.find(".rel_k") != std::string::npos || name.find(".rel_v") != std::string::npos) kinds.insert("shaw");
+                if (name.find("relative_attention_bias") != std::string::npos) kinds.insert("t5");
+                if (name.find("position.weight") != std::string::npos) kinds.insert("learned");
+            }
+            std::set<std::string> want_kinds;
+            for (const char* t : {"shaw", "t5", "learned"})
+                if (point_types.count(t)) want_kinds.insert(t);
+            INFO("sweep point " << p.id);
+            CHECK(kinds == want_kinds);
             ++built;
         }
         CHECK(built == n);
@@ -496,7 +514,19 @@ TEST_CASE("plugin/toy_encoding_from_a_test_runs_end_to_end", "[plugin][e2e]") {
     REQUIRE(fs::exists(run / "results.json"));
     YAML::Node metrics = YAML::LoadFile((run / "results.json").string())["metrics"];
     REQUIRE(metrics["test.accuracy"]);
-    CHECK(metrics["test.accuracy"].as<double>() >= 0.0);
+    {
+        // test.accuracy is the exact-match rate of hyp.test.txt against the task's references
+        std::ifstream h(run / "hyp.test.txt");
+        std::vector<std::string> hyps;
+        for (std::string l; std::getline(h, l);) hyps.push_back(l);
+        const Dataset data = load_dataset(load_config(cfg), dir.string());
+        const auto& refs = data.splits.at("test").refs;
+        REQUIRE(hyps.size() == 12);
+        REQUIRE(refs.size() == 12);
+        std::size_t exact = 0;
+        for (std::size_t i = 0; i < hyps.size(); ++i) exact += hyps[i] == refs[i];
+        CHECK(metrics["test.accuracy"].as<double>() == Approx(100.0 * double(exact) / 12.0));
+    }
     CHECK(metrics["val.loss"].as<double>() > 0.0);
     // the resolved config names it, and its learned scalar is checkpointed like any parameter
     CHECK(YAML::LoadFile((run / "config.yaml").string())["model"]["position"]["type"].as<std::string>() ==

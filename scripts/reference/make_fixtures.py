@@ -1,0 +1,594 @@
+#!/usr/bin/python3
+"""Reference fixtures for tests/test_reference_model.cpp: tiny encoder-decoder Transformers written
+here from the papers' formulas in PyTorch (float64), one per position encoding and norm order.
+
+Run by hand, never by the build (the C++ test needs no PyTorch):
+
+    /usr/bin/python3 scripts/reference/make_fixtures.py            # rewrites tests/fixtures/reference/
+    /usr/bin/python3 scripts/reference/make_fixtures.py --check    # regenerates into a temp dir, compares
+
+For each case it writes, under tests/fixtures/reference/<case>/:
+    checkpoint/      the weights in relpos's checkpoint layout: params/<name>.npy (float64), manifest.json,
+                     state.json, rng.npy -- what experiments/checkpoint.cpp reads
+    grads.npy           dLoss/dparam at the initial weights, every parameter flattened and concatenated
+                        in the order of fixture.json's "parameters" (one file instead of one per parameter)
+    adam2.npy           the parameters after two Adam steps on the same batch (gradient recomputed), same layout
+    logits.npy          (B, Lt, V) decoder logits at the initial weights (to localise a forward error)
+    decode_logits.npy   (B, T, V) the logits of every greedy step (rows padded with zeros after their last step)
+    fixture.json        model config, position options, the padded batch and its mask, label smoothing,
+                        the two losses, learning rates, Adam options, the greedy decode
+
+The model is written from the formulas (Vaswani et al. 2017; Shaw et al. 2018; Su et al. 2021; Press et
+al. 2022; Raffel et al. 2020), not translated from relpos's code; where relpos has a convention of its
+own (Linear weights stored (in, out), q scaled before the relative terms, a fully masked row giving
+zeros, ...), the README next to the fixtures says which and the code below follows relpos.
+"""
+import argparse
+import filecmp
+import json
+import math
+import os
+import shutil
+import sys
+import tempfile
+
+import numpy as np
+import torch
+
+torch.set_default_dtype(torch.float64)
+
+PAD, BOS, EOS = 0, 2, 3
+LN_EPS = 1e-5
+
+
+# ----------------------------------------------------------------------------- position encodings
+
+def sinusoidal_table(length, d, base=10000.0, offset=0):
+    # Vaswani et al. 3.5: PE(pos, 2i) = sin(pos / base^(2i/d)), PE(pos, 2i+1) = cos(pos / base^(2i/d))
+    pe = torch.zeros(length, d)
+    pos = torch.arange(offset, offset + length, dtype=torch.float64)[:, None]
+    two_i = torch.arange(0, d, 2, dtype=torch.float64)
+    angle = pos / base ** (two_i / d)
+    pe[:, 0::2] = torch.sin(angle)
+    pe[:, 1::2] = torch.cos(angle[:, : d // 2])
+    return pe
+
+
+def rope_rotate(x, positions, base=10000.0):
+    # Su et al. eq. 34: pairs (x_2i, x_2i+1) at position m rotated by m*theta_i, theta_i = base^(-2i/d).
+    # x (B, H, L, d), positions (L,)
+    d = x.shape[-1]
+    theta = base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)  # (d/2,)
+    ang = positions.to(torch.float64)[:, None] * theta[None, :]      # (L, d/2)
+    cos, sin = torch.cos(ang), torch.sin(ang)
+    x0, x1 = x[..., 0::2], x[..., 1::2]
+    out = torch.empty_like(x)
+    out[..., 0::2] = x0 * cos - x1 * sin
+    out[..., 1::2] = x0 * sin + x1 * cos
+    return out
+
+
+def alibi_slopes(n):
+    # Press et al., the reference get_slopes: a geometric sequence starting at 2^(-8/n) for n a power of
+    # two; otherwise the closest lower power of two's slopes, then every other slope of twice that.
+    def pow2(n):
+        start = 2 ** (-(2 ** -(math.log2(n) - 3)))
+        return [start * start ** i for i in range(n)]
+    if math.log2(n).is_integer():
+        return pow2(n)
+    p = 2 ** math.floor(math.log2(n))
+    return pow2(p) + alibi_slopes(2 * p)[0::2][: n - p]
+
+
+def t5_bucket_hf(rel, bidirectional, num_buckets, max_distance):
+    # transformers' T5Attention._relative_position_bucket, verbatim in torch (float32 log as there).
+    relative_buckets = torch.zeros_like(rel)
+    if bidirectional:
+        num_buckets //= 2
+        relative_buckets += (rel > 0).to(torch.long) * num_buckets
+        rel = torch.abs(rel)
+    else:
+        rel = -torch.min(rel, torch.zeros_like(rel))
+    max_exact = num_buckets // 2
+    is_small = rel < max_exact
+    if_large = max_exact + (
+        torch.log(rel.float() / max_exact) / math.log(max_distance / max_exact) * (num_buckets - max_exact)
+    ).to(torch.long)
+    if_large = torch.min(if_large, torch.full_like(if_large, num_buckets - 1))
+    relative_buckets += torch.where(is_small, rel, if_large)
+    return relative_buckets
+
+
+def t5_bucket_f64(rel, bidirectional, num_buckets, max_distance):
+    # The same formula in float64 (what relpos computes); the script checks both agree on every offset used.
+    out = []
+    for r in rel.flatten().tolist():
+        b, nb = 0, num_buckets
+        if bidirectional:
+            nb //= 2
+            if r > 0:
+                b += nb
+            r = abs(r)
+        else:
+            r = -min(r, 0)
+        me = nb // 2
+        if r < me:
+            out.append(b + r)
+        else:
+            large = me + int(math.log(r / me) / math.log(max_distance / me) * (nb - me))
+            out.append(b + min(large, nb - 1))
+    return torch.tensor(out, dtype=torch.long).reshape(rel.shape)
+
+
+# ----------------------------------------------------------------------------- the model
+
+class Reference:
+    """A seq2seq Transformer over a dict of named float64 parameters (relpos's names and layouts)."""
+
+    def __init__(self, spec, params):
+        self.s = spec
+        self.p = params
+        self.D = spec["d_model"]
+        self.H = spec["heads"]
+        self.dh = self.D // self.H
+        self.pos = spec["position"]
+        self.type = self.pos["type"]
+        o = self.pos.get("options", {})
+        self.opt = o
+
+    # ---- pieces
+    def linear(self, x, name):
+        # relpos stores Linear weights as (in, out): y = x W + b
+        return x @ self.p[name + ".weight"] + self.p[name + ".bias"]
+
+    def layer_norm(self, x, name):
+        mu = x.mean(-1, keepdim=True)
+        var = ((x - mu) ** 2).mean(-1, keepdim=True)  # biased variance, as torch.nn.LayerNorm
+        return (x - mu) / torch.sqrt(var + LN_EPS) * self.p[name + ".weight"] + self.p[name + ".bias"]
+
+    def embed(self, ids, side, offset=0):
+        table = self.p["src_embed.weight"] if side == "encoder" or self.s["share_embeddings"] == "all" \
+            else self.p["tgt_embed.weight"]
+        x = table[ids]  # (B, L, D)
+        if self.s["scale_embeddings"]:
+            x = x * math.sqrt(self.D)
+        L = ids.shape[1]
+        if self.type == "sinusoidal":
+            x = x + sinusoidal_table(L, self.D, float(self.opt.get("base", 10000.0)), offset)
+        elif self.type == "learned":
+            x = x + self.p[f"{side}.position.weight"][offset:offset + L]
+        return x
+
+    def shaw_bucket(self, Lq, Lk, q_offset=0):
+        k = int(self.opt.get("k", 16))
+        i = torch.arange(Lq)[:, None] + q_offset
+        j = torch.arange(Lk)[None, :]
+        return torch.clamp(j - i, -k, k) + k  # (Lq, Lk): clip(j - i, k) + k
+
+    def attention(self, x, kv, prefix, kind, key_blocked=None):
+        """kind: enc_self | dec_self | cross. key_blocked (B, Lk) bool, True = padding."""
+        B, Lq, _ = x.shape
+        Lk = kv.shape[1]
+        H, dh = self.H, self.dh
+
+        def heads(t):
+            return t.reshape(B, -1, H, dh).permute(0, 2, 1, 3)  # (B, H, L, dh)
+
+        q = heads(self.linear(x, prefix + ".q_proj")) / math.sqrt(dh)
+        k = heads(self.linear(kv, prefix + ".k_proj"))
+        v = heads(self.linear(kv, prefix + ".v_proj"))
+        self_attn = kind != "cross"
+        if self.type == "rope" and self_attn:
+            base = float(self.opt.get("base", 10000.0))
+            q = rope_rotate(q, torch.arange(Lq), base)
+            k = rope_rotate(k, torch.arange(Lk), base)
+        e = q @ k.transpose(-1, -2)  # (B, H, Lq, Lk)
+
+        shaw = self.type == "shaw" and self_attn
+        if shaw:
+            keys = self.opt.get("keys", True)
+            values = self.opt.get("values", True)
+            tie = self.opt.get("tie", False)
+            bucket = self.shaw_bucket(Lq, Lk)
+            wk = self.p.get(prefix + ".rel_k")
+            wv = wk if tie else self.p.get(prefix + ".rel_v")
+            if keys:
+                # Shaw eq. 4: e_ij = q_i (k_j + a^K_ij)^T / sqrt(d), a^K_ij = w^K[clip(j - i, k)]
+                ak = wk[..., bucket, :]  # (Lq, Lk, dh) or (H, Lq, Lk, dh)
+                if ak.dim() == 3:
+                    e = e + torch.einsum("bhid,ijd->bhij", q, ak)
+                else:
+                    e = e + torch.einsum("bhid,hijd->bhij", q, ak)
+        if self.type == "t5" and self_attn:
+            nb = int(self.opt.get("num_buckets", 32))
+            md = int(self.opt.get("max_distance", 128))
+            rel = torch.arange(Lk)[None, :] - torch.arange(Lq)[:, None]  # key - query
+            bidir = kind == "enc_self"
+            b64 = t5_bucket_f64(rel, bidir, nb, md)
+            assert torch.equal(b64, t5_bucket_hf(rel, bidir, nb, md)), "t5 buckets: float32 and float64 differ"
+            side = "encoder" if kind == "enc_self" else "decoder"
+            table = self.p[f"{side}.position.relative_attention_bias"]  # (num_buckets, H)
+            e = e + table[b64].permute(2, 0, 1)[None]  # (1, H, Lq, Lk)
+        if self.type == "alibi" and self_attn:
+            m = torch.tensor(alibi_slopes(H))
+            dist = (torch.arange(Lq)[:, None] - torch.arange(Lk)[None, :]).abs().to(torch.float64)
+            if kind == "dec_self":
+                dist = torch.where(torch.arange(Lk)[None, :] > torch.arange(Lq)[:, None], 0.0, dist)
+            e = e - m[:, None, None] * dist[None]
+
+        blocked = torch.zeros(B, 1, Lq, Lk, dtype=torch.bool)
+        if key_blocked is not None:
+            blocked = blocked | key_blocked[:, None, None, :]
+        if kind == "dec_self":
+            blocked = blocked | (torch.arange(Lk)[None, :] > torch.arange(Lq)[:, None])[None, None]
+        e = e.masked_fill(blocked, float("-inf"))
+        a = torch.softmax(e, dim=-1)
+        # relpos: a fully blocked row gives weights 0 (PyTorch gives NaN). No fixture batch has one.
+        assert not torch.isnan(a).any()
+        z = a @ v  # (B, H, Lq, dh)
+        if shaw and self.opt.get("values", True):
+            # Shaw eq. 3: z_i = sum_j a_ij (v_j + a^V_ij)
+            av = wv[..., bucket, :]
+            if av.dim() == 3:
+                z = z + torch.einsum("bhij,ijd->bhid", a, av)
+            else:
+                z = z + torch.einsum("bhij,hijd->bhid", a, av)
+        z = z.permute(0, 2, 1, 3).reshape(B, Lq, self.D)
+        return self.linear(z, prefix + ".out_proj")
+
+    def ffn(self, x, prefix):
+        return self.linear(torch.relu(self.linear(x, prefix + ".fc1")), prefix + ".fc2")
+
+    def sublayer(self, x, norm, f):
+        if self.s["norm"] == "post":
+            return self.layer_norm(x + f(x), norm)  # x = LN(x + f(x))
+        return x + f(self.layer_norm(x, norm))      # x = x + f(LN(x))
+
+    # ---- the model
+    def encode(self, src):
+        blocked = src == PAD
+        x = self.embed(src, "encoder")
+        for i in range(self.s["encoder_layers"]):
+            pre = f"encoder.layers.{i}"
+            x = self.sublayer(x, pre + ".norm1", lambda y: self.attention(y, y, pre + ".self_attn", "enc_self", blocked))
+            x = self.sublayer(x, pre + ".norm2", lambda y: self.ffn(y, pre + ".ffn"))
+        if self.s["norm"] == "pre":
+            x = self.layer_norm(x, "encoder.norm")
+        return x, blocked
+
+    def decode(self, tgt_in, memory, blocked):
+        y = self.embed(tgt_in, "decoder")
+        for i in range(self.s["decoder_layers"]):
+            pre = f"decoder.layers.{i}"
+            y = self.sublayer(y, pre + ".norm1", lambda t: self.attention(t, t, pre + ".self_attn", "dec_self"))
+            y = self.sublayer(y, pre + ".norm2",
+                              lambda t: self.attention(t, memory, pre + ".cross_attn", "cross", blocked))
+            y = self.sublayer(y, pre + ".norm3", lambda t: self.ffn(t, pre + ".ffn"))
+        if self.s["norm"] == "pre":
+            y = self.layer_norm(y, "decoder.norm")
+        if self.s["share_embeddings"] == "none":
+            return self.linear(y, "out_proj")
+        table = self.p["src_embed.weight"] if self.s["share_embeddings"] == "all" else self.p["tgt_embed.weight"]
+        return y @ table.T  # tied output projection, no bias
+
+    def loss(self, src, tgt_in, tgt_out, eps):
+        memory, blocked = self.encode(src)
+        logits = self.decode(tgt_in, memory, blocked)
+        V = logits.shape[-1]
+        logp = torch.log_softmax(logits, -1)
+        # target distribution (1 - eps) onehot + eps / V, rows with target PAD ignored, mean over the rest
+        keep = tgt_out != PAD
+        nll = -logp.gather(-1, tgt_out.clamp(min=0)[..., None])[..., 0]
+        smooth = -logp.sum(-1) / V
+        rows = (1 - eps) * nll + eps * smooth
+        loss = rows[keep].sum() / keep.sum()
+        ref = torch.nn.functional.cross_entropy(logits.reshape(-1, V), tgt_out.reshape(-1), ignore_index=PAD,
+                                                label_smoothing=eps)
+        assert abs(loss.item() - ref.item()) <= 1e-13 * abs(ref.item()), (loss.item(), ref.item())
+        return loss, logits
+
+    def greedy(self, src_row, limit):
+        """Full recomputation of the prefix at every step (no cache): relpos decodes incrementally."""
+        with torch.no_grad():
+            memory, blocked = self.encode(src_row[None])
+            out, margins, steps = [], [], []
+            while True:
+                tgt = torch.tensor([[BOS] + out])
+                logits = self.decode(tgt, memory, blocked)[0, -1]
+                steps.append(logits)
+                top = torch.topk(logits, 2).values
+                margins.append((top[0] - top[1]).item())
+                best = int(torch.argmax(logits))
+                if best == EOS:
+                    break
+                out.append(best)
+                if len(out) >= limit:
+                    break
+            return out, min(margins), torch.stack(steps)
+
+
+# ----------------------------------------------------------------------------- parameters
+
+def parameter_shapes(s):
+    """relpos's parameter names and shapes, in registration order (nn/transformer.cpp)."""
+    D, F, V, H = s["d_model"], s["d_ff"], s["vocab"], s["heads"]
+    dh = D // H
+    t, o = s["position"]["type"], s["position"].get("options", {})
+    out = [("src_embed.weight", (V, D))]
+    if s["share_embeddings"] != "all":
+        out.append(("tgt_embed.weight", (V, D)))
+    if s["share_embeddings"] == "none":
+        out += [("out_proj.weight", (D, V)), ("out_proj.bias", (V,))]
+    for side in ("encoder", "decoder"):
+        if t == "learned":
+            out.append((f"{side}.position.weight", (int(o.get("max_len", 256)), D)))
+        if t == "t5":
+            out.append((f"{side}.position.relative_attention_bias", (int(o.get("num_buckets", 32)), H)))
+
+    def attn(prefix, relative):
+        r = [(f"{prefix}.{p}.{w}", (D, D) if w == "weight" else (D,))
+             for p in ("q_proj", "k_proj", "v_proj", "out_proj") for w in ("weight", "bias")]
+        if relative and t == "shaw":
+            k = int(o.get("k", 16))
+            shape = (H, 2 * k + 1, dh) if o.get("per_head", False) else (2 * k + 1, dh)
+            if o.get("keys", True):
+                r.append((prefix + ".rel_k", shape))
+            if o.get("values", True) and not o.get("tie", False):
+                r.append((prefix + ".rel_v", shape))
+        return r
+
+    def ffn(prefix):
+        return [(prefix + ".fc1.weight", (D, F)), (prefix + ".fc1.bias", (F,)),
+                (prefix + ".fc2.weight", (F, D)), (prefix + ".fc2.bias", (D,))]
+
+    def norm(prefix):
+        return [(prefix + ".weight", (D,)), (prefix + ".bias", (D,))]
+
+    for i in range(s["encoder_layers"]):
+        p = f"encoder.layers.{i}"
+        out += attn(p + ".self_attn", True) + ffn(p + ".ffn") + norm(p + ".norm1") + norm(p + ".norm2")
+    for i in range(s["decoder_layers"]):
+        p = f"decoder.layers.{i}"
+        out += attn(p + ".self_attn", True) + attn(p + ".cross_attn", False) + ffn(p + ".ffn")
+        out += norm(p + ".norm1") + norm(p + ".norm2") + norm(p + ".norm3")
+    if s["norm"] == "pre":
+        out += norm("encoder.norm") + norm("decoder.norm")
+    return out
+
+
+def init_parameters(s, gen):
+    """Random, deliberately non-trivial values: LayerNorm gains away from 1, non-zero biases, relative
+    tables large enough to matter, so that a swapped gain/bias or a dropped term changes the loss."""
+    D = s["d_model"]
+    params = {}
+    for name, shape in parameter_shapes(s):
+        def randn(scale):
+            return torch.randn(shape, generator=gen) * scale
+        if name.endswith("embed.weight"):
+            v = randn(1 / math.sqrt(D))
+        elif ".norm" in name and name.endswith(".weight"):
+            v = 1 + randn(0.3)
+        elif name.endswith(".bias") or name.endswith("relative_attention_bias"):
+            v = randn(0.3)
+        elif name.endswith("rel_k") or name.endswith("rel_v") or name.endswith("position.weight"):
+            v = randn(0.5)
+        else:  # (in, out) projections
+            v = randn(1.0 / math.sqrt(shape[0]))
+        params[name] = v.clone().requires_grad_(True)
+    return params
+
+
+# ----------------------------------------------------------------------------- npy / checkpoint
+
+def write_npy(path, a, dtype=np.float64):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    np.save(path, np.ascontiguousarray(np.asarray(a, dtype=dtype)), allow_pickle=False)
+
+
+def write_checkpoint(d, names, params):
+    """relpos's checkpoint layout (experiments/checkpoint.cpp): params/<name>.npy, manifest.json,
+    state.json (marks a complete checkpoint), rng.npy. Weights in float64: read_npy converts."""
+    man = []
+    for n in names:
+        write_npy(os.path.join(d, "params", n + ".npy"), params[n].detach().numpy())
+        man.append({"name": n, "file": f"params/{n}.npy", "shape": list(params[n].shape), "dtype": "float64"})
+    with open(os.path.join(d, "manifest.json"), "w") as f:
+        json.dump({"format": "relpos-checkpoint-1", "parameters": man}, f, indent=1)
+        f.write("\n")
+    np.save(os.path.join(d, "rng.npy"), np.zeros(6, dtype="<u8"), allow_pickle=False)
+    with open(os.path.join(d, "state.json"), "w") as f:
+        json.dump({"step": 0, "epoch": 0, "batch_in_epoch": 0, "tokens": 0, "best_valid_loss": 1e300,
+                   "elapsed_seconds": 0.0, "adam_steps": 0, "config_hash": "reference-fixture"}, f)
+        f.write("\n")
+
+
+# ----------------------------------------------------------------------------- cases
+
+def inverse_sqrt_lr(step, d_model, warmup, scale):
+    # Vaswani et al. 5.3: lr = d^-0.5 * min(step^-0.5, step * warmup^-1.5)
+    return scale * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
+
+
+POSITIONS = [
+    ("none", {"type": "none"}),
+    ("sinusoidal", {"type": "sinusoidal"}),
+    ("learned", {"type": "learned", "options": {"max_len": 12}}),
+    ("shaw", {"type": "shaw", "options": {"k": 2}}),
+    ("shaw_keys", {"type": "shaw", "options": {"k": 2, "values": False}}),
+    ("shaw_values", {"type": "shaw", "options": {"k": 2, "keys": False}}),
+    ("shaw_tied", {"type": "shaw", "options": {"k": 2, "tie": True}}),
+    ("shaw_per_head", {"type": "shaw", "options": {"k": 2, "per_head": True}}),
+    ("shaw_k0", {"type": "shaw", "options": {"k": 0}}),
+    ("rope", {"type": "rope"}),
+    ("alibi", {"type": "alibi"}),
+    ("t5", {"type": "t5", "options": {"num_buckets": 8, "max_distance": 16}}),
+]
+
+
+def cases():
+    out = []
+    for seed, (pname, pos) in enumerate(POSITIONS):
+        for norm in ("post", "pre"):
+            spec = {
+                "name": f"{norm}_{pname}",
+                "seed": 1000 + 2 * seed + (norm == "pre"),
+                "vocab": 12, "d_model": 8, "heads": 2, "d_ff": 16,
+                "encoder_layers": 1, "decoder_layers": 1,
+                "norm": norm,
+                "share_embeddings": "all", "scale_embeddings": True,
+                "position": pos,
+            }
+            # Breadth without a cross product: two layers where stacking matters (Shaw's per-layer tables,
+            # T5's one table shared by a side's layers), the other embedding-sharing modes on pre-norm cases.
+            if pname in ("shaw", "t5"):
+                spec["encoder_layers"] = spec["decoder_layers"] = 2
+            if norm == "pre" and pname in ("none", "learned", "rope"):
+                spec["share_embeddings"] = "none"
+            if norm == "pre" and pname in ("sinusoidal", "alibi", "shaw_per_head"):
+                spec["share_embeddings"] = "decoder"
+            if norm == "pre" and pname == "none":
+                spec["scale_embeddings"] = False
+            out.append(spec)
+    return out
+
+
+# One padded batch: sources x (no BOS/EOS) then PAD; decoder input BOS y then PAD; targets y EOS then PAD
+# (experiments/batching.hpp). Lengths differ so both masks and clipping (|j - i| > k = 2) matter.
+SRC = [[5, 9, 4, 11, 7, 6, 10], [8, 4, 4, 10, 6, 0, 0], [11, 5, 7, 0, 0, 0, 0]]
+TGT = [[6, 4, 9, 10, 5, 8], [7, 11, 4, 5, 9, 6], [10, 8, 5]]
+
+
+def batch():
+    Lt = max(len(t) for t in TGT) + 1
+    tin = [[BOS] + t + [PAD] * (Lt - 1 - len(t)) for t in TGT]
+    tout = [t + [EOS] + [PAD] * (Lt - 1 - len(t)) for t in TGT]
+    return torch.tensor(SRC), torch.tensor(tin), torch.tensor(tout)
+
+
+LABEL_SMOOTHING = 0.1
+ADAM = {"beta1": 0.9, "beta2": 0.98, "eps": 1e-9}
+WARMUP, LR_SCALE = 4, 1.0
+DECODE = {"max_len_a": 1.0, "max_len_b": 2}
+
+
+def make_case(spec, root):
+    gen = torch.Generator().manual_seed(spec["seed"])
+    params = init_parameters(spec, gen)
+    names = [n for n, _ in parameter_shapes(spec)]
+    model = Reference(spec, params)
+    src, tin, tout = batch()
+    d = os.path.join(root, spec["name"])
+    os.makedirs(d, exist_ok=True)
+    write_checkpoint(os.path.join(d, "checkpoint"), names, params)
+
+    # Greedy decode from the initial weights (before any optimiser step changes them).
+    src_len = [int((r != PAD).sum()) for r in src]
+    decoded, margin, step_logits = [], float("inf"), []
+    for b in range(src.shape[0]):
+        limit = int(DECODE["max_len_a"] * src_len[b]) + DECODE["max_len_b"]
+        if spec["position"]["type"] == "learned":
+            limit = min(limit, int(spec["position"]["options"]["max_len"]) - 1)
+        toks, m, lg = model.greedy(src[b], max(1, limit))
+        decoded.append(toks)
+        step_logits.append(lg)
+        margin = min(margin, m)
+    T = max(len(x) for x in step_logits)
+    dl = torch.zeros(src.shape[0], T, spec["vocab"])
+    for b, lg in enumerate(step_logits):
+        dl[b, : len(lg)] = lg
+    write_npy(os.path.join(d, "decode_logits.npy"), dl.numpy())
+    # The float32 run in the test must pick the same tokens: the top two logits must not nearly tie.
+    assert margin > 1e-3, f"{spec['name']}: greedy top-2 margin {margin} too small"
+
+    # Step 1: loss and gradients at the initial weights.
+    opt = torch.optim.Adam([params[n] for n in names], lr=1.0, betas=(ADAM["beta1"], ADAM["beta2"]),
+                           eps=ADAM["eps"], foreach=False)
+    lrs, losses = [], []
+    for step in (1, 2):
+        opt.zero_grad(set_to_none=False)
+        loss, logits = model.loss(src, tin, tout, LABEL_SMOOTHING)
+        loss.backward()
+        losses.append(loss.item())
+        if step == 1:
+            write_npy(os.path.join(d, "logits.npy"), logits.detach().numpy())
+            for n in names:
+                assert params[n].grad is not None, n
+            write_npy(os.path.join(d, "grads.npy"), torch.cat([params[n].grad.flatten() for n in names]).numpy())
+            grad_norm = math.sqrt(sum(float((params[n].grad ** 2).sum()) for n in names))
+        lr = inverse_sqrt_lr(step, spec["d_model"], WARMUP, LR_SCALE)
+        lrs.append(lr)
+        for g in opt.param_groups:
+            g["lr"] = lr
+        opt.step()
+    write_npy(os.path.join(d, "adam2.npy"), torch.cat([params[n].detach().flatten() for n in names]).numpy())
+
+    fixture = {
+        "format": "relpos-reference-1",
+        "name": spec["name"],
+        "model": {k: spec[k] for k in ("vocab", "d_model", "heads", "d_ff", "encoder_layers", "decoder_layers",
+                                       "norm", "share_embeddings", "scale_embeddings")},
+        "position": {"type": spec["position"]["type"],
+                     "options": {k: (json.dumps(v) if isinstance(v, bool) else str(v))
+                                 for k, v in spec["position"].get("options", {}).items()}},
+        "parameters": names,
+        "batch": {
+            "B": src.shape[0], "Ls": src.shape[1], "Lt": tin.shape[1],
+            "src": src.flatten().tolist(), "tgt_in": tin.flatten().tolist(), "tgt_out": tout.flatten().tolist(),
+            "src_len": src_len,
+            # key padding of the source, 1 = blocked (encoder self- and encoder-decoder attention);
+            # decoder self-attention is causal only, padded target rows are ignored by the loss
+            "src_key_padding": (src == PAD).to(torch.long).flatten().tolist(),
+            "pad": PAD, "bos": BOS, "eos": EOS,
+        },
+        "label_smoothing": LABEL_SMOOTHING,
+        "loss": losses[0],
+        "loss_after_step1": losses[1],
+        "grad_norm": grad_norm,
+        "adam": dict(ADAM, warmup=WARMUP, lr_scale=LR_SCALE, lr=lrs),
+        "decode": dict(DECODE, tokens=decoded, steps=[len(x) for x in step_logits], min_top2_margin=margin),
+        "torch_version": torch.__version__,
+    }
+    with open(os.path.join(d, "fixture.json"), "w") as f:
+        json.dump(fixture, f, indent=1)
+        f.write("\n")
+    return fixture
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap.add_argument("--out", default=os.path.normpath(os.path.join(here, "..", "..", "tests", "fixtures", "reference")))
+    ap.add_argument("--check", action="store_true", help="regenerate into a temporary directory and compare")
+    args = ap.parse_args()
+    torch.use_deterministic_algorithms(True)
+    torch.set_num_threads(1)
+    if args.check:
+        tmp = tempfile.mkdtemp()
+        for s in cases():
+            make_case(s, tmp)
+        diffs = []
+        for s in cases():
+            cmp = filecmp.dircmp(os.path.join(tmp, s["name"]), os.path.join(args.out, s["name"]))
+            stack = [cmp]
+            while stack:
+                c = stack.pop()
+                diffs += [os.path.join(c.left, f) for f in c.diff_files + c.left_only + c.right_only]
+                stack += c.subdirs.values()
+        shutil.rmtree(tmp)
+        print("fixtures up to date" if not diffs else "differ:\n" + "\n".join(diffs))
+        return 1 if diffs else 0
+    for s in cases():
+        shutil.rmtree(os.path.join(args.out, s["name"]), ignore_errors=True)
+    index = []
+    for s in cases():
+        f = make_case(s, args.out)
+        index.append(s["name"])
+        print(f"{s['name']:24s} loss {f['loss']:.6f} -> {f['loss_after_step1']:.6f}  decode {f['decode']['tokens']}")
+    with open(os.path.join(args.out, "index.json"), "w") as f:
+        json.dump({"cases": index}, f, indent=1)
+        f.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
