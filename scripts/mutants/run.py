@@ -73,8 +73,10 @@ MUTANTS = [
     ("autodiff/ops_softmax.cpp", "const T scale = opt.mean ? (count ? T(1) / T(count) : T(0)) : T(1);",
      "const T scale = opt.mean ? (count ? T(1) / T(N) : T(0)) : T(1);", "cross-entropy mean counts padding"),
     ("autodiff/ops_softmax.cpp",
-     "row_loss[r] = double(on) * double(lse - xr[t]) + double(off) * (double(V) * double(lse) - double(sx));",
-     "row_loss[r] = double(on) * double(lse - xr[t]);", "cross-entropy: smoothing term dropped from the loss"),
+     "row_loss[r] = double(on) * double(lse[r] - xr[t]) + double(off) * (double(V) * double(lse[r]) - double(sx));",
+     "row_loss[r] = double(on) * double(lse[r] - xr[t]);", "cross-entropy: smoothing term dropped from the loss"),
+    ("autodiff/ops_softmax.cpp", "vec::row_affine_exp(x + r * V, V, lse[r], g, -g * off, dr, acc);",
+     "vec::row_affine_exp(x + r * V, V, lse[r], g, g * off, dr, acc);", "cross-entropy backward: sign of the smoothing term"),
     # ---- autodiff/ops_nn.cpp
     ("autodiff/ops_nn.cpp", "for (std::size_t j = 0; j < D; ++j) row[j] += gi[j];",
      "for (std::size_t j = 0; j < D; ++j) row[j] = gi[j];", "embedding backward: overwrites repeated ids"),
