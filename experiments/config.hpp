@@ -207,6 +207,7 @@ std::string to_yaml(const ExperimentConfig& cfg);
 // re-titling a report, growing a sweep or changing the thread count does not invalidate finished runs.
 std::string config_hash(const ExperimentConfig& cfg);
 
+
 // A value as a message or report label shows it: the scalar text ("16", "false"), else one line of flow
 // YAML ("[val, test2016]", "{type: shaw, k: 16}").
 std::string value_text(const YAML::Node& value);

@@ -20,6 +20,7 @@
 #include "experiments/report.hpp"
 #include "experiments/runner.hpp"
 #include "experiments/significance.hpp"
+#include "experiments/sweep.hpp"
 
 namespace relpos {
 
@@ -305,7 +306,18 @@ ReportTables build_report(const std::string& dir_in) {
     ReportTables t;
     t.title = cfg.report.title.empty() ? cfg.name : cfg.report.title;
     t.description = cfg.description;
-    const auto runs = read_runs(dir);
+    auto runs = read_runs(dir);
+    // A run shared through run_store carries the labels of the experiment that trained it;
+    // this experiment's own sweep names its rows, so its labels win wherever a run id is one of its points.
+    try {
+        std::map<std::string, std::map<std::string, std::string>> own;
+        for (const auto& p : expand_sweep(cfg, (dir / "experiment.yaml").string(), {}, flags)) own[p.id] = p.labels;
+        for (auto& r : runs)
+            if (auto it = own.find(r.id); it != own.end()) r.labels = it->second;
+    } catch (const std::exception&) {
+        // an experiment.yaml from an older relpos whose sweep no longer expands: keep the recorded labels
+    }
+    for (const auto& r : runs) t.run_labels[r.id] = r.labels;
     t.runs = runs.size();
     t.rows_key = cfg.report.rows;
     t.cols_key = cfg.report.columns;
@@ -578,7 +590,9 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
     }
     const fs::path pdir = dir / "plots";
     fs::create_directories(pdir);
-    const auto runs = read_runs(dir);
+    auto runs = read_runs(dir);
+    for (auto& r : runs)
+        if (auto it = t.run_labels.find(r.id); it != t.run_labels.end()) r.labels = it->second;
     const auto wanted = [&](const char* name) {
         return t.plots.empty() || std::find(t.plots.begin(), t.plots.end(), name) != t.plots.end();
     };

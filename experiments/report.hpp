@@ -46,6 +46,8 @@ struct ReportTables {
     };
     std::map<std::string, Training> training;  // row label
     // report.compare: the other experiment's cells and paired differences, by (row, metric)
+    // The labels each run is reported under (this experiment's sweep where it names the run).
+    std::map<std::string, std::map<std::string, std::string>> run_labels;
     std::string compare_title;
     std::map<std::pair<std::string, std::string>, Stats> compare_cells, compare_paired;
 };

@@ -367,6 +367,25 @@ std::string moses_untokenize(const std::string& s) {
     return out;
 }
 
+std::string run_identity(const ExperimentConfig& c) {
+    // Position specs with every option a plug-in has, defaults filled in, so that {type: shaw, k: 16}
+    // and {type: shaw, k: 16, keys: true, values: true} (the same model) name the same run.
+    ExperimentConfig full = c;
+    for (auto& p : full.model.position) {
+        YAML::Node node = YAML::Clone(p.node);
+        if (!node.IsMap()) continue;
+        try {
+            for (const auto& d : nn::describe_position_options(p.type))
+                if (!node[d.key] && !d.default_value.empty()) node[d.key] = YAML::Load(d.default_value);
+        } catch (const std::exception&) {
+            // an unknown type is reported by the model's validation, not here
+        }
+        p.node = node;
+    }
+    return config_hash(full);
+}
+
+
 // ---------------------------------------------------------------- one run
 
 namespace {
@@ -660,13 +679,14 @@ int run_experiment(const std::string& config_path, const std::vector<std::string
     // With a run store a run is named by its config hash and shared by every experiment that asks for
     // it; runs/<id> under the experiment is a symbolic link to it.
     auto run_dir_of = [&](const SweepPoint& p) {
-        return top.run_store.empty() ? exp_dir / "runs" / p.id : fs::path(top.run_store) / config_hash(p.config);
+        return top.run_store.empty() ? exp_dir / "runs" / p.id : fs::path(top.run_store) / run_identity(p.config);
     };
     Progress progress(opt.quiet);
     if (opt.list_only) {
         for (auto& p : points) {
             const bool done = fs::exists(run_dir_of(p) / "results.json");
-            fmt::print("{:<40} {}{}\n", p.id, fmt::join(p.overrides, " "), done ? "  [finished]" : "");
+            fmt::print("{:<40} {}{}{}\n", p.id, fmt::join(p.overrides, " "),
+                       top.run_store.empty() ? "" : fmt::format("  -> {}", run_dir_of(p).string()), done ? "  [finished]" : "");
         }
         return 0;
     }

@@ -91,6 +91,9 @@ std::string moses_untokenize(const std::string& tokenized);
 
 // Which code made the results (git commit, or "unknown" outside a checkout).
 std::string source_commit();
+// The name of a run in a run_store: config_hash with every position option resolved to its value
+// (defaults written out), so two experiments that write the same model differently share the run.
+std::string run_identity(const ExperimentConfig& cfg);
 std::string machine_description();
 
 }  // namespace relpos
