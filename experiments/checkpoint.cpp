@@ -1,5 +1,6 @@
 #include "experiments/checkpoint.hpp"
 
+#include <cmath>
 #include <array>
 #include <cstring>
 #include <filesystem>
@@ -172,6 +173,11 @@ std::vector<std::uint64_t> read_npy_u64(const std::string& path) {
     std::vector<std::uint64_t> v(numel(d.shape));
     std::memcpy(v.data(), d.bytes.data(), v.size() * 8);
     return v;
+}
+
+std::string json_number(double v, int decimals) {
+    if (!std::isfinite(v)) return "null";
+    return fmt::format("{:.{}f}", v, decimals);
 }
 
 std::string json_escape(const std::string& s) {

@@ -58,5 +58,8 @@ TrainProgress verify_checkpoint(const std::string& dir, const nn::NamedParams<fl
 
 // Small JSON helpers shared by the runner (flat objects of numbers and strings).
 std::string json_escape(const std::string& s);
+// A JSON number with `decimals` digits after the point, or null when v is NaN or infinite (JSON has no
+// such numbers: a bare inf or -nan made metrics.jsonl and results.json unreadable).
+std::string json_number(double v, int decimals);
 
 }  // namespace relpos

@@ -89,6 +89,13 @@ std::string read_text(const std::string& path) {
     std::error_code ec;
     if (!fs::exists(path, ec)) throw ConfigError(fmt::format("config file {} does not exist", path));
     if (fs::is_directory(path, ec)) throw ConfigError(fmt::format("config file {} is a directory, not a YAML file", path));
+    // Only regular files, of a config's size: /dev/zero, a FIFO or a 10 GB file would otherwise be read
+    // until memory runs out (or forever).
+    if (!fs::is_regular_file(path, ec))
+        throw ConfigError(fmt::format("config file {} is not a regular file (a device, FIFO or socket); give a YAML file", path));
+    constexpr std::uintmax_t kMaxConfigBytes = 1 << 20;
+    if (fs::file_size(path, ec) > kMaxConfigBytes)
+        throw ConfigError(fmt::format("config file {} is larger than 1 MiB; a config is a short YAML file", path));
     std::ifstream in(path, std::ios::binary);
     if (!in) throw ConfigError(fmt::format("config file {} cannot be read", path));
     std::ostringstream ss;
@@ -390,7 +397,7 @@ void read_train(YamlOptions& o, TrainConfig& t) {
 }
 
 void read_eval(YamlOptions& o, EvalConfig& e, const DataConfig& d) {
-    e.beam = o.get_int("beam", e.beam, 1, kNoMax);
+    e.beam = o.get_int("beam", e.beam, 1, 64);  // a beam is memory x beam: bounded up front
     e.alpha = o.get_number("alpha", e.alpha, 0, kInf, false, false);
     e.max_len_a = o.get_number("max_len_a", e.max_len_a, 0, kInf, false, false);
     e.max_len_b = o.get_int("max_len_b", e.max_len_b, 0, kNoMax);
@@ -574,7 +581,7 @@ ExperimentConfig parse_tree(const YAML::Node& root, const std::string& file,
     if (c.results_dir.empty()) top.fail("results_dir", "must not be empty (use . for the working directory)");
     c.run_store = top.get_string("run_store", c.run_store);
     c.seed = top.get_int("seed", c.seed, 0, kNoMax);
-    c.threads = top.get_int("threads", c.threads, 1, kNoMax);
+    c.threads = top.get_int("threads", c.threads, 1, 1024);
     YamlOptions data = top.section("data");
     read_data(data, c.data);
     YamlOptions model = top.section("model");

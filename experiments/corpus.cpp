@@ -27,6 +27,8 @@ std::string read_all(const std::string& path, const std::string& context) {
     if (!fs::exists(path, ec)) throw DataError("data file " + path + " does not exist" + with_context(context) + ".");
     if (fs::is_directory(path, ec))
         throw DataError("data file " + path + " is a directory, not a file" + with_context(context) + ".");
+    if (!fs::is_regular_file(path, ec))  // a FIFO or device would block or never end
+        throw DataError("data file " + path + " is not a regular file (a device, FIFO or socket)" + with_context(context) + ".");
     gzFile f = gzopen(path.c_str(), "rb");
     if (!f) throw DataError("data file " + path + " cannot be opened" + with_context(context) + ".");
     gzbuffer(f, 1 << 17);

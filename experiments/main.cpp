@@ -69,13 +69,15 @@ int main(int argc, char** argv) {
     eval->add_option("--src", ea.src, "source file (plain or .gz), one sentence per line")->required();
     eval->add_option("--ref", ea.ref, "reference file, line-aligned with --src")->required();
     eval->add_option("--out", ea.out, "write the hypotheses here");
-    eval->add_option("--beam", ea.beam, "beam size (default: the run's eval.beam)");
+    eval->add_option("--beam", ea.beam, "beam size, 1 to 64 (default: the run's eval.beam)")
+        ->check(CLI::Range(std::size_t(1), std::size_t(64)));
 
     // ---- translate
     auto* tr = app.add_subcommand("translate", "Translate stdin to stdout with a run's best checkpoint");
     TranslateArgs ta;
     tr->add_option("--run", ta.run_dir, "run directory")->required();
-    tr->add_option("--beam", ta.beam, "beam size (default: the run's eval.beam)");
+    tr->add_option("--beam", ta.beam, "beam size, 1 to 64 (default: the run's eval.beam)")
+        ->check(CLI::Range(std::size_t(1), std::size_t(64)));
 
     // ---- list
     auto* list = app.add_subcommand("list", "Registered position encodings and synthetic tasks, with their options");

@@ -57,7 +57,8 @@ std::vector<RunResult> read_runs(const fs::path& dir) {
         RunResult r;
         r.id = n["id"].as<std::string>();
         for (auto it : n["labels"]) r.labels[it.first.as<std::string>()] = it.second.as<std::string>();
-        for (auto it : n["metrics"]) r.metrics[it.first.as<std::string>()] = it.second.as<double>();
+        for (auto it : n["metrics"])  // null: not a finite number (a diverged run); left out of the means
+            if (!it.second.IsNull()) r.metrics[it.first.as<std::string>()] = it.second.as<double>();
         r.commit = n["commit"] ? n["commit"].as<std::string>() : "";
         r.machine = n["machine"] ? n["machine"].as<std::string>() : "";
         r.finished = n["finished"] ? n["finished"].as<std::string>() : "";
@@ -618,8 +619,10 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
                 if (!v && line.find("train_loss") == std::string::npos) continue;
                 YAML::Node j = YAML::Load(line);
                 const long step = j["step"].as<long>();
-                if (v) c.valid[step] = j["valid_loss"].as<double>();  // a resumed run's repeat wins
-                else step_loss[step] = j["train_loss"].as<double>();
+                const YAML::Node val = j[v ? "valid_loss" : "train_loss"];
+                if (!val || val.IsNull()) continue;  // null: a non-finite value
+                if (v) c.valid[step] = val.as<double>();  // a resumed run's repeat wins
+                else step_loss[step] = val.as<double>();
             }
             long prev = 0;
             for (const auto& [step, loss] : c.valid) {

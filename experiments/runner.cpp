@@ -56,7 +56,9 @@ namespace {
 std::string now_iso() {
     std::time_t t = std::time(nullptr);
     char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+    std::tm tm{};
+    gmtime_r(&t, &tm);  // not std::gmtime: --jobs logs from several threads at once
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
     return buf;
 }
 
@@ -194,6 +196,18 @@ Dataset load_dataset(const ExperimentConfig& cfg, const std::string& cache_dir,
     };
     longest(d.train);
     for (auto& [n, s] : d.splits) longest(s.examples);
+    if (d.train.empty() && cfg.train.epochs > 0)
+        throw ConfigError(fmt::format("{}: no training examples are left (data.max_len is {}: every pair is longer, or "
+                                      "data.max_train_examples / the data are empty); raise data.max_len",
+                                      cfg.source, dc.max_len));
+    // An empty reference line would pass training and fail at scoring (BLEU rejects empty references):
+    // found here, before any work.
+    for (const auto& [name, s] : d.splits)
+        for (std::size_t i = 0; i < s.refs.size(); ++i)
+            if (s.refs[i].find_first_not_of(" \t\r") == std::string::npos)
+                throw DataError(fmt::format("{}: split '{}' has an empty reference on line {}: BLEU needs a reference "
+                                            "for every sentence; fix the file or leave the split out of eval.splits",
+                                            cfg.source, name, i + 1));
     return d;
 }
 
@@ -569,7 +583,7 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
         fs::copy_file(data.subword->model_path(), pc.run_dir / "subword.model", fs::copy_options::overwrite_existing);
 
     auto model = build_model(cfg, data.vocab, data.longest_source, data.longest_target);
-    log(fmt::format("model: {} parameters; {} threads", model->num_parameters(), pc.threads));
+    log(fmt::format("model: {} parameters; {} thread{}", model->num_parameters(), pc.threads, pc.threads == 1 ? "" : "s"));
     Trainer trainer(*model, data.train, data.splits.at(data.valid_split).examples, cfg.train,
                     static_cast<std::uint64_t>(cfg.seed), pc.run_dir.string(), hash);
     if (cfg.train.valid_bleu) {
@@ -588,9 +602,12 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
     try {
         outcome = trainer.run(
             [&](const TrainStatus& s) {
-                progress.status(fmt::format("{}epoch {}/{} step {} loss {:.3f} lr {:.2e} {:.0f} tok/s ETA {}", tag,
-                                            s.epoch, s.epochs, s.step, s.loss, s.lr, s.tokens_per_second,
-                                            format_duration(s.eta_seconds)));
+                // The bound that ends the run: max_steps when it comes before the last epoch.
+                const std::string where = s.max_steps > 0 ? fmt::format("step {}/{} (epoch {})", s.step, s.max_steps, s.epoch)
+                                                          : fmt::format("epoch {}/{} step {}", s.epoch, s.epochs, s.step);
+                progress.status(fmt::format("{}{} loss {:.3f} lr {:.2e} {:.0f} tok/s ETA {}{}", tag, where, s.loss, s.lr,
+                                            s.tokens_per_second, format_duration(s.eta_seconds),
+                                            cfg.train.patience > 0 ? " (or earlier, at the plateau)" : ""));
             },
             [&](const std::string& s) { log(s); });
     } catch (const NonFiniteError& e) {
@@ -618,7 +635,7 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
         auto m = score_split(*model, data, es, hyps, cfg, &sigs);
         std::string line;
         for (auto& [k, v] : m) {
-            metrics_json += fmt::format("{}    \"{}.{}\": {:.4f}", metrics_json.empty() ? "" : ",\n", split, k, v);
+            metrics_json += fmt::format("{}    \"{}.{}\": {}", metrics_json.empty() ? "" : ",\n", split, k, json_number(v, 4));
             line += fmt::format(" {} {:.2f}", k, v);
         }
         log(fmt::format("{}:{} ({:.0f} s)", split, line, dt));
@@ -631,11 +648,11 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
     const std::string json = fmt::format(
         "{{\n  \"id\": \"{}\",\n  \"labels\": {{{}}},\n  \"metrics\": {{\n{}\n  }},\n  \"signatures\": {{\n{}\n  }},\n"
         "  \"parameters\": {},\n  \"steps\": {},\n  \"epochs_completed\": {},\n  \"train_seconds\": {:.1f},\n"
-        "  \"best_valid_loss\": {:.6f},\n  \"best_step\": {},\n  \"stop_reason\": \"{}\",\n"
+        "  \"best_valid_loss\": {},\n  \"best_step\": {},\n  \"stop_reason\": \"{}\",\n"
         "  \"time_limited\": {},\n  \"seed\": {},\n  \"threads\": {},\n"
         "  \"config_hash\": \"{}\",\n  \"commit\": \"{}\",\n  \"machine\": \"{}\",\n  \"finished\": \"{}\"\n}}\n",
         json_escape(pc.point->id), labels, metrics_json, sig_json, model->num_parameters(), pr.step, pr.epoch,
-        pr.elapsed_seconds, pr.best_valid_loss, pr.best_step, outcome.stop_reason, outcome.time_limited ? "true" : "false", cfg.seed, pc.threads, hash,
+        pr.elapsed_seconds, json_number(pr.best_valid_loss, 6), pr.best_step, outcome.stop_reason, outcome.time_limited ? "true" : "false", cfg.seed, pc.threads, hash,
         json_escape(source_commit()), json_escape(machine_description()), now_iso());
     write_atomic(results, json);
     // The last checkpoint's optimiser state is only needed to resume: drop it, keep the weights.
@@ -726,6 +743,9 @@ int run_experiment(const std::string& config_path, const std::vector<std::string
     } catch (...) {
         // A failed subword training may have created the (empty) cache directory and its parents:
         // leave no trace of a run that never started.
+        // A subword model trained by this very call (the experiment is new) goes too: an error after the
+        // subword training (no pair left under data.max_len, an empty reference) leaves nothing behind.
+        if (existing != exp_dir && fs::path(existing) != exp_dir / "subword") fs::remove_all(exp_dir / "subword", ec);
         for (fs::path p = exp_dir / "subword"; !p.empty() && p != existing; p = p.parent_path())
             if (!fs::remove(p, ec) && ec) break;  // not empty (or not ours): stop
         throw;
@@ -744,8 +764,17 @@ int run_experiment(const std::string& config_path, const std::vector<std::string
                                       config_path, exp_dir.string()));
     }
     if (!top.run_store.empty()) link_shared_runs(points, exp_dir, run_dir_of, config_path);
-    write_atomic(exp_dir / "experiment.yaml",
-                 fmt::format("# written by relpos run {}\n# commit {}\n", config_path, source_commit()) + to_yaml(top));
+    {
+        // Rewritten only when the experiment's config changed: a no-op `relpos run` of a finished (and
+        // committed) experiment leaves its experiment.yaml, commit line included, as it was.
+        const std::string body = to_yaml(top);
+        const fs::path file = exp_dir / "experiment.yaml";
+        std::string old = fs::exists(file) ? slurp(file) : std::string();
+        const auto pos = old.find("\n# commit ");
+        const auto body_at = pos == std::string::npos ? std::string::npos : old.find('\n', pos + 1);
+        if (body_at == std::string::npos || old.substr(body_at + 1) != body)
+            write_atomic(file, fmt::format("# written by relpos run {}\n# commit {}\n", config_path, source_commit()) + body);
+    }
     install_stop_handlers();
 
     const std::size_t jobs = std::max<std::size_t>(1, std::min(opt.jobs, points.size()));

@@ -146,17 +146,17 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
         model_.train();
         std::string fields, said;
         for (auto& [k, v] : extra) {
-            fields += fmt::format(", \"{}\": {:.4f}", k, v);
+            fields += fmt::format(", \"{}\": {}", k, json_number(v, 4));
             said += fmt::format(", {} {:.2f}", k, v);
         }
         // The plateau rule: an improvement counts only when it beats the best by more than min_delta;
         // the best checkpoint follows the plain minimum.
         if (ev.loss < pr.best_valid_loss - cfg_.min_delta) pr.bad_validations = 0;
         else ++pr.bad_validations;
-        append_metric(fmt::format("{{\"step\": {}, \"epoch\": {}, \"valid_loss\": {:.6f}, \"valid_ppl\": {:.4f}, "
-                                  "\"valid_accuracy\": {:.5f}{}, \"elapsed\": {:.1f}}}",
-                                  pr.step, pr.batch_in_epoch == 0 ? pr.epoch : pr.epoch + 1, ev.loss, ev.ppl,
-                                  ev.accuracy, fields, elapsed()));
+        append_metric(fmt::format("{{\"step\": {}, \"epoch\": {}, \"valid_loss\": {}, \"valid_ppl\": {}, "
+                                  "\"valid_accuracy\": {}{}, \"elapsed\": {:.1f}}}",
+                                  pr.step, pr.batch_in_epoch == 0 ? pr.epoch : pr.epoch + 1, json_number(ev.loss, 6),
+                                  json_number(ev.ppl, 4), json_number(ev.accuracy, 5), fields, elapsed()));
         say(fmt::format("step {}: validation loss {:.4f}, perplexity {:.2f}{}{}", pr.step, ev.loss, ev.ppl, said,
                         patience > 0 ? fmt::format(" (no improvement for {}/{})", pr.bad_validations, patience)
                                      : std::string()));
@@ -169,6 +169,17 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
         }
     };
     const bool step_limited = max_steps > 0;
+    {
+        // The inverse-square-root schedule peaks at `warmup` updates: a run shorter than that never
+        // reaches the configured learning rate (the default warmup, 4000, is the paper's, for 100k updates).
+        const std::uint64_t per_epoch = plan_train_batches(train_, bo, 0).size();
+        const double total = step_limited ? double(std::min<std::uint64_t>(max_steps, epochs * per_epoch))
+                                          : double(epochs * per_epoch);
+        if (pr.step == 0 && total > 0 && double(cfg_.warmup) > total)
+            say(fmt::format("warning: train.warmup ({}) is longer than the whole run ({:.0f} updates): the learning rate "
+                            "never reaches its peak; set train.warmup below the run's length",
+                            cfg_.warmup, total));
+    }
     bool stop = plateaued();  // a run resumed after its plateau was found trains no further
     while (!stop && pr.epoch < epochs && !(step_limited && pr.step >= max_steps)) {
         // The plan of epoch e depends only on (seed, e): resuming mid-epoch replays the same order.
@@ -219,9 +230,10 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
             ++window_batches;
             window_tok_count += b.n_tgt_tokens;
             // One line per step: the loss curve is part of what a resumed run must reproduce exactly.
-            append_metric(fmt::format("{{\"step\": {}, \"epoch\": {}, \"train_loss\": {:.6f}, \"lr\": {:.6g}, "
-                                      "\"grad_norm\": {:.4f}, \"tokens\": {}, \"elapsed\": {:.2f}}}",
-                                      pr.step, pr.epoch + 1, lval, lr, gnorm, b.n_tgt_tokens, elapsed()));
+            append_metric(fmt::format("{{\"step\": {}, \"epoch\": {}, \"train_loss\": {}, \"lr\": {:.6g}, "
+                                      "\"grad_norm\": {}, \"tokens\": {}, \"elapsed\": {:.2f}}}",
+                                      pr.step, pr.epoch + 1, json_number(lval, 6), lr, json_number(gnorm, 4),
+                                      b.n_tgt_tokens, elapsed()));
             if (on_status && (pr.step % 10 == 0 || bi + 1 == plan.size())) {
                 const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - window_t0).count();
                 const double tps = dt > 0 ? double(window_tok_count) / dt : 0;
@@ -231,7 +243,9 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
                 const double sec_per_batch = dt / std::max(1.0, double(window_batches));
                 double eta = std::max(0.0, total - done) * sec_per_batch;
                 if (cfg_.time_limit_minutes > 0) eta = std::min(eta, std::max(0.0, cfg_.time_limit_minutes * 60.0 - elapsed()));
-                on_status({pr.step, pr.epoch + 1, epochs, lval, lr, tps, eta});
+                // Step-limited runs that end before their last epoch show the step bound instead.
+                const bool steps_bind = step_limited && double(max_steps) < double(epochs) * double(batches_per_epoch);
+                on_status({pr.step, pr.epoch + 1, epochs, steps_bind ? max_steps : 0, lval, lr, tps, eta});
                 window_tok_count = 0;
                 window_batches = 0;
                 window_t0 = std::chrono::steady_clock::now();

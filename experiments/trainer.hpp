@@ -36,6 +36,7 @@ EvalLoss evaluate_loss(const nn::Transformer<float>& model, const std::vector<Ex
 // Progress sink: a live line on a terminal, plain lines otherwise (see experiments/progress.hpp).
 struct TrainStatus {
     std::uint64_t step, epoch, epochs;
+    std::uint64_t max_steps;  // 0 when the epochs bound the run
     double loss, lr, tokens_per_second, eta_seconds;
 };
 

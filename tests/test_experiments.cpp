@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -87,12 +88,20 @@ TEST_CASE("e2e/tiny_run_writes_a_complete_run_directory", "[e2e]") {
     std::size_t exact = 0;
     for (std::size_t i = 0; i < hyps.size(); ++i) exact += hyps[i] == refs[i];
     CHECK(m["val.accuracy"].as<double>() == Approx(100.0 * double(exact) / double(hyps.size())));
-    // a finished run is skipped, untouched
+    // a finished run is skipped, untouched, and so is the experiment's experiment.yaml (commit line included)
     const auto before = fs::last_write_time(run / "results.json");
+    const std::string exp_yaml = slurp(fs::path(dir) / "tiny_copy/experiment.yaml");
+    const auto exp_time = fs::last_write_time(fs::path(dir) / "tiny_copy/experiment.yaml");
     auto again = sh(kBin + " run " + kTiny + " results_dir=" + dir + " --quiet");
     CHECK(again.code == 0);
     CHECK_THAT(again.out, Catch::Contains("skipped"));
     CHECK(fs::last_write_time(run / "results.json") == before);
+    CHECK(slurp(fs::path(dir) / "tiny_copy/experiment.yaml") == exp_yaml);
+    CHECK(fs::last_write_time(fs::path(dir) / "tiny_copy/experiment.yaml") == exp_time);
+    // the log names the thread count in the singular, and warns that the default-length warmup of the
+    // fixture (20) fits; a warmup longer than the run is warned about
+    CHECK_THAT(slurp(run / "log.txt"), Catch::Contains("1 thread;") || Catch::Contains("1 thread\n"));
+    CHECK_THAT(slurp(run / "log.txt"), !Catch::Contains("warning: train.warmup"));
     // ...and a different config under the same run id is refused, exit 2
     auto clash = sh(kBin + " run " + kTiny + " results_dir=" + dir + " train.epochs=2 --quiet");
     CHECK(clash.code == 2);
@@ -206,6 +215,25 @@ TEST_CASE("run_lock/a_run_being_trained_elsewhere_is_skipped", "[e2e][lock]") {
     auto again = sh(kBin + " run " + kTiny + " results_dir=" + dir + " --quiet");
     CHECK(again.code == 0);
     CHECK(fs::exists(run / "results.json"));
+    fs::remove_all(dir);
+}
+
+TEST_CASE("training/warmup_longer_than_the_run_is_warned_about", "[training]") {
+    const std::string dir = fresh_dir("warmup");
+    auto r = sh(kBin + " run " + kTiny + " results_dir=" + dir + " train.warmup=4000 train.epochs=1");
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("warning: train.warmup (4000) is longer than the whole run"));
+    fs::remove_all(dir);
+}
+
+TEST_CASE("config/a_fifo_is_refused_not_read_forever", "[config][errors]") {
+    const std::string dir = fresh_dir("fifo");
+    const std::string fifo = dir + "/config.yaml";
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    auto r = sh("timeout 20 " + kBin + " run " + fifo);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.out, Catch::Contains("not a regular file"));
     fs::remove_all(dir);
 }
 

@@ -310,6 +310,13 @@ TEST_CASE("reliability/broken_configs", "[reliability][errors]") {
         Case{"unknown command", "frobnicate", {"'frobnicate' is not a relpos command", "run, report"}},
         Case{"--jobs 0", "run " + kTinyRun + " --jobs 0", {"--jobs", "1 to 4096"}},
         Case{"--shard out of range", "run " + kTinyRun + " results_dir=" + out + " --shard 3/2", {"shard", "3/2"}},
+        // sizes bounded up front (before: 7.7 GB read from /dev/zero; threads=1000000 failed after 11 s)
+        Case{"config is /dev/zero", "run /dev/zero", {"/dev/zero", "not a regular file"}},
+        Case{"threads=1000000", "run " + kTinyRun + " results_dir=" + out + " threads=1000000", {"threads", "[1, 1024]"}},
+        Case{"eval.beam huge", "run " + kTinyRun + " results_dir=" + out + " eval.beam=100000000", {"eval.beam", "[1, 64]"}},
+        Case{"translate --beam -3", "translate --run " + out + " --beam -3", {"--beam", "1 to 64"}},
+        Case{"translate --beam 100000", "translate --run " + out + " --beam 100000", {"--beam", "1 to 64"}},
+        Case{"eval --beam 0", "eval --run " + out + " --src x --ref y --beam 0", {"--beam", "1 to 64"}},
     };
     REQUIRE(cases.size() >= 30);
     for (const auto& c : cases) {
@@ -346,6 +353,11 @@ TEST_CASE("reliability/broken_data", "[reliability][errors]") {
         m30k("vocabulary larger than the text allows", "data.dir=" + D + "ok data.vocab_size=64000",
              {kBroken + "multi30k_tiny.yaml", "data.vocab_size", "64000"}),
         m30k("data.dir does not exist", "data.dir=" + D + "nope", {"data.dir", "does not exist"}),
+        // found before training, not after it (and on every rerun), and without a subword cache left behind
+        m30k("an empty reference line", "data.dir=" + D + "empty_reference",
+             {"split 'val' has an empty reference on line 3"}),
+        m30k("data.max_len drops every pair", "data.dir=" + D + "empty_reference data.max_len=1",
+             {"no training examples are left", "data.max_len is 1"}),
     };
     for (const auto& c : run_cases) {
         expect_error(c, relpos(c.args));
