@@ -34,11 +34,15 @@ MultiHeadAttention<T>::MultiHeadAttention(std::size_t d_model, std::size_t heads
     v_proj = this->register_module("v_proj", std::make_shared<Linear<T>>(d_model, d_model, true, init_rng));
     out_proj = this->register_module("out_proj", std::make_shared<Linear<T>>(d_model, d_model, true, init_rng));
     attn_drop = this->register_module("attn_dropout", std::make_shared<Dropout<T>>(attn_dropout, dropout_rng));
-    for (auto& p : positions) {
-        if (auto h = p->for_attention(site_, init_rng)) {
-            // Registered without a name of its own: Shaw's tables appear as <layer>.self_attn.rel_k.
-            hooks.push_back(this->register_module("", h));
-        }
+    std::vector<std::pair<std::size_t, std::shared_ptr<AttentionPosition<T>>>> made;
+    for (std::size_t i = 0; i < positions.size(); ++i)
+        if (auto h = positions[i]->for_attention(site_, init_rng)) made.emplace_back(i, h);
+    for (auto& [i, h] : made) {
+        // One hook at this site: registered without a name of its own (Shaw's tables appear as
+        // <layer>.self_attn.rel_k). Several (model.position as a list of encodings that act in attention):
+        // each under position<i>, its index in the list, so two encodings of one type never share a
+        // parameter name (they used to mix checkpoint entries).
+        hooks.push_back(this->register_module(made.size() == 1 ? std::string() : fmt::format("position{}", i), h));
     }
 }
 

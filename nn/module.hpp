@@ -2,6 +2,8 @@
 // ("encoder.layers.0.self_attn.rel_k"), train/eval mode and initialisers.
 #pragma once
 
+#include <map>
+#include <stdexcept>
 #include <memory>
 #include <string>
 #include <utility>
@@ -23,6 +25,14 @@ public:
     std::vector<std::pair<std::string, Var<T>>> named_parameters() const {
         std::vector<std::pair<std::string, Var<T>>> out;
         collect("", out);
+        // Names key checkpoints and optimiser state: two parameters under one name would silently share
+        // a checkpoint entry. The same Var under two names (a tied table) is fine; two Vars are not.
+        std::map<std::string, const Node<T>*> seen;
+        for (auto& [n, p] : out) {
+            auto [it, fresh] = seen.emplace(n, p.node().get());
+            if (!fresh && it->second != p.node().get())
+                throw std::logic_error("two different parameters are both named '" + n + "'");
+        }
         return out;
     }
     std::vector<Var<T>> parameters() const {

@@ -237,6 +237,24 @@ TEST_CASE("config/a_fifo_is_refused_not_read_forever", "[config][errors]") {
     fs::remove_all(dir);
 }
 
+TEST_CASE("model/two_encodings_of_one_type_have_their_own_parameters", "[e2e][position]") {
+    // Two Shaw encodings with different k in one model: their tables used to share the name
+    // self_attn.rel_k, so the run trained and then failed to load its own best checkpoint.
+    const std::string dir = fresh_dir("two-shaw");
+    auto r = sh(kBin + " run " + kTiny + " results_dir=" + dir + " 'model.position=[{type: shaw, k: 2}, {type: shaw, k: 3}]' --quiet");
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    const fs::path best = fs::path(dir) / "tiny_copy/runs/seed=3/checkpoints/best/params";
+    CHECK(fs::exists(best / "encoder.layers.0.self_attn.position0.rel_k.npy"));
+    CHECK(fs::exists(best / "encoder.layers.0.self_attn.position1.rel_k.npy"));
+    CHECK_FALSE(fs::exists(best / "encoder.layers.0.self_attn.rel_k.npy"));
+    // one encoding keeps the short names (checkpoints of earlier runs still load)
+    const std::string one = fresh_dir("one-shaw");
+    REQUIRE(sh(kBin + " run " + kTiny + " results_dir=" + one + " train.epochs=1 --quiet").code == 0);
+    CHECK(fs::exists(fs::path(one) / "tiny_copy/runs/seed=3/checkpoints/best/params/encoder.layers.0.self_attn.rel_k.npy"));
+    fs::remove_all(dir), fs::remove_all(one);
+}
+
 TEST_CASE("training/killed_and_resumed_equals_uninterrupted", "[training][resume]") {
     const std::string ref = fresh_dir("resume-ref");
     REQUIRE(sh(kBin + " run " + kTiny + " results_dir=" + ref + " --quiet").code == 0);
