@@ -91,7 +91,10 @@ void tune_process(char** argv) {
         core != "nehalem")
         return;
     __builtin_cpu_init();
-    const char* want = __builtin_cpu_supports("avx512f") ? "SkylakeX" : __builtin_cpu_supports("avx2") ? "Haswell" : nullptr;
+    // Only kernels this CPU can run: SkylakeX needs AVX-512F, Haswell AVX2 and FMA3.
+    const char* want = __builtin_cpu_supports("avx512f")                                    ? "SkylakeX"
+                       : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? "Haswell"
+                                                                                          : nullptr;
     if (!want || !argv || !argv[0]) return;
     setenv("OPENBLAS_CORETYPE", want, 1);
     setenv("RELPOS_NO_REEXEC", "1", 1);

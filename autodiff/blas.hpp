@@ -18,7 +18,8 @@ void gemm(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::size_t 
 // Process set-up for speed, called first thing in main() of the relpos programs:
 //  - OpenBLAS picks its kernels from the CPU model at load time; on CPUs it does not know (some
 //    virtual machines) it falls back to the SSE3 "Prescott" kernels, ~2x slower. When that happens
-//    and the CPU has AVX-512 or AVX2, set OPENBLAS_CORETYPE and re-execute the program once.
+//    and the CPU has AVX-512F (SkylakeX) or AVX2 + FMA (Haswell), set OPENBLAS_CORETYPE and
+//    re-execute the program once; never a kernel family the CPU cannot run.
 //  - glibc returns large freed blocks to the OS, so every step's activations would be page-faulted
 //    in again; keep them in the heap instead (M_MMAP_THRESHOLD / M_TRIM_THRESHOLD).
 void tune_process(char** argv);

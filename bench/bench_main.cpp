@@ -1,9 +1,11 @@
-// relpos benchmarks (`make bench`): training-step throughput and peak memory for the three shapes of
-// the performance issue (absolute and Shaw relative), one relative attention layer against plain
-// attention across lengths, and achieved GFLOP/s against this machine's measured sgemm peak.
+// relpos benchmarks (`make bench`): training-step throughput and peak memory for the shapes of the
+// performance issue (tiny, small, base-short) and the Multi30k tables' model (tables), absolute and
+// Shaw relative, one relative attention layer against plain attention across lengths, and achieved
+// GFLOP/s against this machine's measured sgemm peak.
 //
 // Each measurement runs in a forked child so its peak RSS is its own; warm-up steps are not timed;
-// medians are reported. The PyTorch yardstick (bench/compare_torch.sh) prints the same figures.
+// medians are reported. The PyTorch yardstick (bench/torch_ref.py, run side by side by
+// bench/compare_torch.sh) trains the same model and prints the same figures.
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -83,7 +85,7 @@ const BenchShape kShapes[] = {
     {"tables", 128, 4, 512, 2, 4000, 64, 32, "all"},
 };
 
-// Matmul FLOPs of one training step (forward x 3), counted as torch_ref.py counts them: dense
+// Matmul FLOPs of one training step (forward x 3), counted as bench/torch_ref.py counts them: dense
 // gemms of the projections, attention products, FFN and output layer; relative terms excluded.
 double step_flops(const BenchShape& s) {
     const double B = double(s.batch), L = double(s.len), d = double(s.d), ff = double(s.ff), V = double(s.vocab);
@@ -124,6 +126,7 @@ std::vector<double> train_step_bench(const BenchShape& s, bool rel, int steps, i
         for (std::size_t t = 1; t < L; ++t) tin[b * L + t] = tout[b * L + t - 1];
     }
     std::vector<double> times;
+    double loss0 = 0;  // the first step's loss, ~ln(vocab): a sanity check against torch_ref.py's loss0
     for (int it = 0; it < warmup + steps; ++it) {
         const auto t0 = Clock::now();
         opt.zero_grad();
@@ -135,12 +138,13 @@ std::vector<double> train_step_bench(const BenchShape& s, bool rel, int steps, i
         auto loss = cross_entropy(logits, tout, o);
         logits = Var<float>();
         mem = Var<float>();
+        if (it == 0) loss0 = loss.item();
         loss.backward();
         opt.step(1e-4);
         if (it >= warmup) times.push_back(seconds_since(t0));
     }
     const double med = median(times);
-    return {double(B * L) / med, med * 1e3, double(model.num_parameters()), step_flops(s) / med / 1e9};
+    return {double(B * L) / med, med * 1e3, double(model.num_parameters()), step_flops(s) / med / 1e9, loss0};
 }
 
 // One self-attention layer (B=4, d=256, h=8) forward + backward: plain or Shaw k = 16.
@@ -190,33 +194,39 @@ int main(int argc, char** argv) {
     std::vector<std::string> only;
     bool no_attention = false;
     std::vector<std::size_t> lengths{32, 128, 512, 1024};
-    app.add_option("--threads", threads, "BLAS threads (relpos uses no other thread pool)");
+    app.add_option("--threads", threads, "threads of relpos's pool (gemms are split over it; OpenBLAS itself runs single-threaded)");
     app.add_option("--steps", steps, "timed training steps per shape");
     app.add_option("--warmup", warmup, "untimed warm-up steps");
     app.add_option("--reps", reps, "timed repetitions of the attention layer");
     app.add_option("--only", only, "shapes to run: tiny, small, base-short, tables (default all)");
     app.add_flag("--no-attention", no_attention, "skip the attention-layer sweep");
     app.add_option("--lengths", lengths, "sequence lengths of the attention-layer sweep (default 32 128 512 1024)");
+    std::string shapes = "Shapes (--only), each trained with --pe abs and rel (Shaw k = 16):";
+    for (const BenchShape& s : kShapes)
+        shapes += fmt::format("\n  {:<11} d_model {}, {} heads, d_ff {}, {}+{} layers, vocab {}, batch {} x {} tokens, tie {}",
+                              s.name, s.d, s.heads, s.ff, s.layers, s.layers, s.vocab, s.batch, s.len, s.tie);
+    app.footer(shapes + "\nPyTorch side by side: bench/compare_torch.sh (bench/torch_ref.py).");
     CLI11_PARSE(app, argc, argv);
     g_threads = threads;
 
-    fmt::print("relpos bench: {} BLAS thread(s), OpenBLAS kernels {}\n", threads, blas::core_name());
+    fmt::print("relpos bench: {} thread(s) (relpos's pool; OpenBLAS single-threaded), OpenBLAS kernels {}\n", threads,
+               blas::core_name());
     auto peak = in_child([] { return std::vector<double>{gemm_peak_gflops()}; });
     const double gpeak = peak.empty() ? 0 : peak[0];
     fmt::print("sgemm peak (2048^3, best of 5): {:.1f} GFLOP/s\n\n", gpeak);
 
-    fmt::print("{:<11} {:<4} {:>10} {:>12} {:>10} {:>9} {:>8} {:>10}\n", "shape", "pe", "params", "tgt tok/s",
-               "ms/step", "GFLOP/s", "of peak", "peak MiB");
+    fmt::print("{:<11} {:<4} {:>10} {:>12} {:>10} {:>9} {:>8} {:>10} {:>8}\n", "shape", "pe", "params", "tgt tok/s",
+               "ms/step", "GFLOP/s", "of peak", "peak MiB", "loss0");
     for (const BenchShape& s : kShapes) {
         if (!only.empty() && std::find(only.begin(), only.end(), s.name) == only.end()) continue;
         for (bool rel : {false, true}) {
             auto r = in_child([&] { return train_step_bench(s, rel, steps, warmup); });
-            if (r.size() < 5) {
+            if (r.size() < 6) {
                 fmt::print("{:<11} {:<4} failed\n", s.name, rel ? "rel" : "abs");
                 continue;
             }
-            fmt::print("{:<11} {:<4} {:>10.0f} {:>12.0f} {:>10.1f} {:>9.1f} {:>7.0f}% {:>10.0f}\n", s.name,
-                       rel ? "rel" : "abs", r[2], r[0], r[1], r[3], gpeak > 0 ? 100 * r[3] / gpeak : 0, r[4]);
+            fmt::print("{:<11} {:<4} {:>10.0f} {:>12.0f} {:>10.1f} {:>9.1f} {:>7.0f}% {:>10.0f} {:>8.4f}\n", s.name,
+                       rel ? "rel" : "abs", r[2], r[0], r[1], r[3], gpeak > 0 ? 100 * r[3] / gpeak : 0, r[5], r[4]);
             std::fflush(stdout);
         }
     }

@@ -1,39 +1,97 @@
 #!/usr/bin/env bash
-# Side-by-side yardstick: the same training-step shapes in PyTorch (Debian's python3-torch) and relpos,
-# in one session, at the same thread count. PyTorch is only a yardstick: install it yourself
-# (apt-get install python3-torch python3-numpy); relpos never depends on it.
-#   bench/compare_torch.sh [path/to/torch_ref.py] [threads...]
-# torch_ref.py is the reference script kept next to the project (../shared/bench/torch_ref.py).
+# Side-by-side yardstick: the same training-step shapes in PyTorch (bench/torch_ref.py, Debian's
+# python3-torch) and relpos (build/relpos_bench), in one session, at the same thread count, with the same
+# OpenBLAS kernels. PyTorch is only a yardstick: install it yourself (apt-get install python3-torch
+# python3-numpy); relpos never depends on it.
+#
+#   bench/compare_torch.sh                       # bench/torch_ref.py, 1 and 2 threads, every shape
+#   bench/compare_torch.sh 1                     # 1 thread only
+#   bench/compare_torch.sh path/to/other_ref.py 1 2
+#   SHAPES="tiny tables" STEPS=3 WARMUP=1 bench/compare_torch.sh 1   # a quick check (timings meaningless)
+#
+# Threads: relpos runs its own pool with N threads (OpenBLAS single-threaded); PyTorch runs OpenBLAS at
+# N threads and ATen/OpenMP at 1 (--omp-threads 1: 2 OpenMP + 2 OpenBLAS spinning pools on 2 cores
+# was about 2x slower). Timed steps: 10 per shape (30 for tiny) after 3 untimed warm-up steps; medians.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-REF=${1:-../shared/bench/torch_ref.py}
-shift || true
+REF=bench/torch_ref.py
+if [ $# -gt 0 ] && { [[ "$1" == *.py ]] || [ -f "$1" ]; }; then REF=$1; shift; fi
 THREADS=${*:-1 2}
-[ -f "$REF" ] || { echo "compare_torch.sh: $REF not found (pass the path to torch_ref.py)" >&2; exit 2; }
-/usr/bin/python3 -c "import torch" 2>/dev/null || { echo "compare_torch.sh: /usr/bin/python3 has no torch (apt-get install python3-torch)" >&2; exit 2; }
-[ -x build/relpos_bench ] || make build
-# OpenBLAS misdetects some virtual CPUs and falls back to its SSE3 kernels; relpos corrects this itself
-# (blas::tune_process); give PyTorch the same kernels so that the comparison is fair.
-CORE=$(grep -q avx512f /proc/cpuinfo && echo SkylakeX || echo Haswell)
-declare -A FLAGS=(
-  [tiny]="--d-model 64 --heads 4 --d-ff 256 --enc-layers 2 --dec-layers 2 --vocab 1000 --batch 32 --src-len 20 --tgt-len 20"
-  [small]="--d-model 256 --heads 8 --d-ff 1024 --enc-layers 3 --dec-layers 3 --vocab 8000 --batch 64 --src-len 30 --tgt-len 30"
-  [base-short]="--d-model 512 --heads 8 --d-ff 2048 --enc-layers 6 --dec-layers 6 --vocab 8000 --batch 16 --src-len 32 --tgt-len 32"
-)
-echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; date $(date -u +%F)"
+SHAPES=${SHAPES:-tiny small base-short tables}
+WARMUP=${WARMUP:-3}
 for t in $THREADS; do
-  for shape in tiny small base-short; do
+  [[ "$t" =~ ^[1-9][0-9]*$ ]] || { echo "compare_torch.sh: thread count '$t' is not a positive integer" >&2; exit 2; }
+done
+PY=/usr/bin/python3
+[ -f "$REF" ] || { echo "compare_torch.sh: $REF not found" >&2; exit 2; }
+$PY -c "import torch" 2>/dev/null || { echo "compare_torch.sh: $PY has no torch (apt-get install python3-torch python3-numpy)" >&2; exit 2; }
+[ -x build/relpos_bench ] || make build
+
+# The shapes of relpos_bench (kShapes in bench/bench_main.cpp), flag for flag.
+declare -A FLAGS=(
+  [tiny]="--d-model 64 --heads 4 --d-ff 256 --enc-layers 2 --dec-layers 2 --vocab 1000 --batch 32 --src-len 20 --tgt-len 20 --tie none"
+  [small]="--d-model 256 --heads 8 --d-ff 1024 --enc-layers 3 --dec-layers 3 --vocab 8000 --batch 64 --src-len 30 --tgt-len 30 --tie none"
+  [base-short]="--d-model 512 --heads 8 --d-ff 2048 --enc-layers 6 --dec-layers 6 --vocab 8000 --batch 16 --src-len 32 --tgt-len 32 --tie none"
+  [tables]="--d-model 128 --heads 4 --d-ff 512 --enc-layers 2 --dec-layers 2 --vocab 4000 --batch 64 --src-len 32 --tgt-len 32 --tie all"
+)
+for shape in $SHAPES; do
+  [ -n "${FLAGS[$shape]+x}" ] || { echo "compare_torch.sh: unknown shape '$shape' (tiny, small, base-short, tables)" >&2; exit 2; }
+done
+
+# The machine, and the OpenBLAS kernels. OpenBLAS misdetects some (virtual) CPUs and falls back to its
+# SSE3 kernels (Prescott; Core2 and Nehalem are as slow). relpos corrects that itself (blas::tune_process
+# in autodiff/blas.cpp): only on such a fallback, and only to kernels this CPU can run (SkylakeX needs
+# avx512f, Haswell avx2 and fma). The same rule here, so that PyTorch gets the same kernels; a core type
+# the caller set in OPENBLAS_CORETYPE is left alone (relpos leaves it alone too).
+FLAGS_LINE=$(grep -m1 '^flags' /proc/cpuinfo || true)
+has() { grep -qw "$1" <<<"$FLAGS_LINE"; }
+yn() { has "$1" && echo yes || echo no; }
+MODEL=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
+echo "machine: ${MODEL:-unknown CPU}, $(nproc) cores, avx512f $(yn avx512f), avx2 $(yn avx2), fma $(yn fma); $(uname -sr); date $(date -u +%F)"
+CORENAME='import ctypes
+l = ctypes.CDLL("libopenblas.so.0"); l.openblas_get_corename.restype = ctypes.c_char_p
+print(l.openblas_get_corename().decode())'
+if [ -n "${OPENBLAS_CORETYPE:-}" ]; then
+  export OPENBLAS_CORETYPE
+  echo "OpenBLAS: OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE set by the caller, used by both sides"
+else
+  detected=$(env -u OPENBLAS_CORETYPE $PY -c "$CORENAME" 2>/dev/null || echo unknown)
+  want=""
+  case "${detected,,}" in
+    prescott|core2|nehalem)
+      if has avx512f; then want=SkylakeX; elif has avx2 && has fma; then want=Haswell; fi ;;
+  esac
+  if [ -n "$want" ]; then
+    export OPENBLAS_CORETYPE=$want
+    echo "OpenBLAS: detects $detected (a fallback to SSE3 kernels); both sides run with OPENBLAS_CORETYPE=$want"
+  else
+    echo "OpenBLAS: detects $detected; both sides use it (OPENBLAS_CORETYPE not set)"
+  fi
+fi
+echo "torch: $($PY -c 'import torch; print(torch.__version__)' 2>/dev/null), reference $REF; relpos: commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+echo "warm-up $WARMUP steps; timed steps ${STEPS:-10} (tiny ${STEPS:-30}); medians; threads: relpos pool N, PyTorch OpenBLAS N + ATen 1"
+echo
+
+err=$(mktemp)
+trap 'rm -f "$err"' EXIT
+for t in $THREADS; do
+  for shape in $SHAPES; do
+    steps=${STEPS:-10}; [ "$shape" = tiny ] && steps=${STEPS:-30}
+    # relpos_bench runs abs and rel of one shape: columns shape pe params tok/s ms GFLOP/s of-peak MiB loss0
+    ours=$(build/relpos_bench --threads "$t" --only "$shape" --steps "$steps" --warmup "$WARMUP" --no-attention 2>"$err" || true)
     for pe in abs rel; do
-      steps=10; [ "$shape" = tiny ] && steps=30
-      torch=$(OPENBLAS_CORETYPE=$CORE /usr/bin/python3 "$REF" ${FLAGS[$shape]} --pe $pe --k 16 --threads $t --omp-threads 1 \
-              --steps $steps --warmup 3 --quiet 2>/dev/null | grep '^RESULT' || true)
-      tt=$(sed -n 's/.*tgt_tok_per_s=\([0-9.e+]*\).*/\1/p' <<<"$torch")
-      tm=$(sed -n 's/.*peak_rss_mib=\([0-9.]*\).*/\1/p' <<<"$torch")
-      ours=$(build/relpos_bench --threads $t --only $shape --steps $steps --warmup 3 --no-attention | awk -v pe=$pe '$2==pe {print $4, $8}')
-      ot=${ours% *}; om=${ours#* }
-      ratio=$(awk -v a="$ot" -v b="$tt" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
-      printf "threads %s %-10s %s  relpos %8s tok/s %6s MiB | torch %8s tok/s %6s MiB | speed ratio %s\n" \
-             "$t" "$shape" "$pe" "$ot" "$om" "$tt" "$tm" "$ratio"
+      read -r ot om ol < <(awk -v s="$shape" -v pe="$pe" '$1==s && $2==pe && NF>=9 {print $4, $8, $9}' <<<"$ours") || true
+      if [ -z "${ot:-}" ]; then echo "relpos_bench failed ($shape $pe): $(tail -1 "$err")" >&2; ot=0; om=-; ol=-; fi
+      # shellcheck disable=SC2086
+      torch=$($PY "$REF" ${FLAGS[$shape]} --pe "$pe" --k 16 --threads "$t" --omp-threads 1 \
+              --steps "$steps" --warmup "$WARMUP" --quiet 2>"$err" | grep '^RESULT' || true)
+      [ -n "$torch" ] || echo "$REF failed ($shape $pe): $(tail -1 "$err")" >&2
+      field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$torch"; }
+      tt=$(field tgt_tok_per_s); tm=$(field peak_rss_mib); tl=$(field loss0)
+      ratio=$(awk -v a="$ot" -v b="${tt:-0}" 'BEGIN { if (b > 0 && a > 0) printf "%.2fx", a / b; else print "n/a" }')
+      printf "threads %s %-10s %s  relpos %8.0f tok/s %6s MiB | torch %8.0f tok/s %6s MiB | speed ratio %-6s | loss0 %s / %s\n" \
+             "$t" "$shape" "$pe" "$ot" "$om" "${tt:-0}" "${tm:--}" "$ratio" "$ol" "${tl:--}"
+      unset ot om ol
     done
   done
 done
