@@ -14,6 +14,8 @@ void register_shaw(PositionRegistry&);
 void register_rope(PositionRegistry&);
 void register_alibi(PositionRegistry&);
 void register_t5(PositionRegistry&);
+void register_kerple(PositionRegistry&);
+void register_fire(PositionRegistry&);
 
 PositionRegistry& position_registry() {
     static PositionRegistry reg = [] {
@@ -25,6 +27,8 @@ PositionRegistry& position_registry() {
         register_rope(r);
         register_alibi(r);
         register_t5(r);
+        register_kerple(r);
+        register_fire(r);
         return r;
     }();
     return reg;

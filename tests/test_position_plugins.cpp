@@ -1,4 +1,4 @@
-// The position-encoding plug-ins rope, alibi and t5: gradient checks, values against independent
+// The position-encoding plug-ins rope, alibi, t5, kerple and fire: gradient checks, values against independent
 // references (written here from the papers, not from the plug-ins), incremental decoding equal to
 // full decoding, their registry / `relpos list` entries, and a toy encoding defined only in this file
 // that a config names and `run_experiment` trains end to end (the plug-in path stays open).
@@ -106,6 +106,28 @@ TEST_CASE("gradcheck/position/t5_per_layer", "[gradcheck][position][plugin]") {
 }
 TEST_CASE("gradcheck/position/rope_plus_t5", "[gradcheck][position][plugin]") {
     check_model({{"rope", {}}, {"t5", {{"num_buckets", "4"}, {"max_distance", "3"}}}});
+}
+
+// KERPLE: r1, r2 per head and layer (exp of the stored log), in the logits of every self-attention layer.
+TEST_CASE("gradcheck/position/kerple", "[gradcheck][position][plugin]") {
+    check_model({{"kerple", {{"init", "uniform"}}}}, 4, 2);
+}
+TEST_CASE("gradcheck/position/kerple_cross_attention", "[gradcheck][position][plugin]") {
+    check_model({{"kerple", {{"cross_attention", "true"}, {"init", "constant"}, {"r1_init", "0.7"}, {"r2_init", "3"}}}});
+}
+// FIRE with L = 1.5 so that queries at positions 0, 1 are normalised by L and the one at 2 by itself: the
+// gradient of L and both branches of max(L, i) are checked. One function shared by 2 layers per side.
+TEST_CASE("gradcheck/position/fire_encoder", "[gradcheck][position][plugin]") {
+    check_model({{"fire", {{"hidden", "4"}, {"c_init", "0.7"}, {"L_init", "1.5"}}}}, 4, 2, true);
+}
+TEST_CASE("gradcheck/position/fire_decoder", "[gradcheck][position][plugin]") {
+    check_model({{"fire", {{"hidden", "4"}, {"c_init", "0.7"}, {"L_init", "1.5"}}}}, 4, 2);
+}
+TEST_CASE("gradcheck/position/fire_per_layer", "[gradcheck][position][plugin]") {
+    check_model({{"fire", {{"hidden", "3"}, {"L_init", "0.6"}, {"per_layer", "true"}}}}, 4, 2);
+}
+TEST_CASE("gradcheck/position/sinusoidal_plus_fire", "[gradcheck][position][plugin]") {
+    check_model({{"sinusoidal", {}}, {"fire", {{"hidden", "4"}, {"L_init", "1.5"}}}});
 }
 
 // ---------------------------------------------------------------- rope against references
@@ -355,6 +377,216 @@ TEST_CASE("plugin/t5/sharing_and_errors", "[position][plugin][errors]") {
     CHECK_THROWS_WITH(nn::make_position<float>("t5", o3, ctx), Catch::Contains("did you mean 'num_buckets'"));
 }
 
+// ---------------------------------------------------------------- kerple against references
+namespace {
+// The named parameter `name` of a module, which must exist.
+Array<double>& param(const nn::Module<double>& m, const std::string& name) {
+    for (auto& [n, p] : m.named_parameters())
+        if (n == name) return p.value();
+    FAIL("no parameter " << name);
+    throw std::logic_error("unreachable");
+}
+}  // namespace
+
+TEST_CASE("plugin/kerple/bias_values", "[position][plugin]") {
+    // b_h(i, j) = -r1_h log(1 + r2_h |i - j|), with r1 = (0.5, 2), r2 = (3, 0.25) set through the stored logs
+    const double r1[2] = {0.5, 2.0}, r2[2] = {3.0, 0.25};
+    auto set = [&](nn::AttentionPosition<double>& hook) {
+        for (std::size_t h = 0; h < 2; ++h) {
+            param(hook, "kerple_log_r1")(h) = std::log(r1[h]);
+            param(hook, "kerple_log_r2")(h) = std::log(r2[h]);
+        }
+    };
+    auto want = [&](std::size_t h, double dist) { return -r1[h] * std::log(1.0 + r2[h] * dist); };
+    SECTION("encoder: |i - j|") {
+        auto [pe, hook] = hooks_for("kerple", {}, nn::AttentionSite::EncoderSelf, 2, 4);
+        REQUIRE(hook);
+        set(*hook);
+        const Array<double> b = bias_of(*hook, 2, 3, 5, 0);
+        for (std::size_t h = 0; h < 2; ++h)
+            for (std::size_t i = 0; i < 3; ++i)
+                for (std::size_t j = 0; j < 5; ++j)
+                    CHECK(b(h, i, j) == Approx(want(h, std::abs(double(i) - double(j)))).epsilon(1e-14));
+        CHECK(b(0, 1, 3) == Approx(-0.5 * std::log(7.0)));  // by hand: 1 + 3 * 2
+    }
+    SECTION("decoder: i - j for j <= i, 0 for (masked) future keys; an incremental step is a row") {
+        auto [pe, hook] = hooks_for("kerple", {}, nn::AttentionSite::DecoderSelf, 2, 4);
+        set(*hook);
+        const Array<double> full = bias_of(*hook, 2, 4, 4, 0);
+        const Array<double> step = bias_of(*hook, 2, 1, 4, 3);
+        for (std::size_t h = 0; h < 2; ++h)
+            for (std::size_t i = 0; i < 4; ++i)
+                for (std::size_t j = 0; j < 4; ++j) {
+                    CHECK(full(h, i, j) == Approx(j > i ? 0.0 : want(h, double(i - j))).epsilon(1e-14));
+                    if (i == 3) CHECK(step(h, 0, j) == full(h, 3, j));
+                }
+    }
+    SECTION("r2 -> 0 is ALiBi with slope r1 r2; large r2 is nearly logarithmic") {
+        auto [pe, hook] = hooks_for("kerple", {}, nn::AttentionSite::EncoderSelf, 2, 4);
+        param(*hook, "kerple_log_r1")(0) = std::log(1e6);
+        param(*hook, "kerple_log_r2")(0) = std::log(1e-6);  // -r1 log(1 + r2 d) ~ -r1 r2 d = -d
+        const Array<double> b = bias_of(*hook, 2, 1, 20, 0);
+        for (std::size_t j = 0; j < 20; ++j) CHECK(b(0, 0, j) == Approx(-double(j)).epsilon(1e-4));
+    }
+}
+
+TEST_CASE("plugin/kerple/parameters_init_and_sites", "[position][plugin][errors]") {
+    auto cfg = tiny_config();
+    cfg.encoder_layers = 2;
+    cfg.decoder_layers = 1;
+    auto names_of = [&](const Spec& spec) {
+        nn::Transformer<double> m(cfg, positions<double>(spec));
+        std::vector<std::string> out;
+        for (auto& [n, p] : m.named_parameters())
+            if (n.find("kerple") != std::string::npos) {
+                out.push_back(n);
+                CHECK(shape_of(p.value()) == Shape{2});  // one value per head
+            }
+        return out;
+    };
+    CHECK(names_of({{"kerple", {}}}) ==
+          std::vector<std::string>{"encoder.layers.0.self_attn.kerple_log_r1", "encoder.layers.0.self_attn.kerple_log_r2",
+                                   "encoder.layers.1.self_attn.kerple_log_r1", "encoder.layers.1.self_attn.kerple_log_r2",
+                                   "decoder.layers.0.self_attn.kerple_log_r1", "decoder.layers.0.self_attn.kerple_log_r2"});
+    CHECK(names_of({{"kerple", {{"cross_attention", "true"}}}}).size() == 8);  // + decoder.layers.0.cross_attn.*
+    CHECK_FALSE(hooks_for("kerple", {}, nn::AttentionSite::Cross, 2, 4).hook);
+
+    // init: uniform draws r1 in [0.01, r1_init], r2 in [0.01, r2_init] per head (the reference code's
+    // rand() * scale clamped at 0.01); constant puts every head at the values
+    auto uni = hooks_for("kerple", {{"r1_init", "3"}, {"r2_init", "0.5"}}, nn::AttentionSite::EncoderSelf, 16, 4);
+    const Array<double> u1 = xt::exp(param(*uni.hook, "kerple_log_r1")), u2 = xt::exp(param(*uni.hook, "kerple_log_r2"));
+    for (std::size_t h = 0; h < 16; ++h) {
+        CHECK((u1(h) >= 0.01 && u1(h) <= 3.0));
+        CHECK((u2(h) >= 0.01 && u2(h) <= 0.5));
+    }
+    CHECK(xt::amax(u1)() - xt::amin(u1)() > 0.3);  // the heads differ
+    auto cst = hooks_for("kerple", {{"init", "constant"}, {"r1_init", "3"}}, nn::AttentionSite::DecoderSelf, 4, 4);
+    for (std::size_t h = 0; h < 4; ++h) {
+        CHECK(std::exp(param(*cst.hook, "kerple_log_r1")(h)) == Approx(3.0));
+        CHECK(std::exp(param(*cst.hook, "kerple_log_r2")(h)) == Approx(1.0));
+    }
+
+    Rng rng(1);
+    nn::PositionContext ctx{8, 2, nn::Side::Decoder, &rng};
+    nn::MapOptions o1(std::map<std::string, std::string>{{"r1_init", "0"}});
+    CHECK_THROWS_WITH(nn::make_position<float>("kerple", o1, ctx), Catch::Contains("'r1_init'"));
+    nn::MapOptions o2(std::map<std::string, std::string>{{"init", "zeros"}});
+    CHECK_THROWS_WITH(nn::make_position<float>("kerple", o2, ctx), Catch::Contains("'init'") && Catch::Contains("uniform"));
+}
+
+// ---------------------------------------------------------------- fire against references
+namespace {
+// FIRE's bias for one (query position i, key position j), written from the paper's formula with plain
+// loops: f(sign(i - j) ψ(|i - j|) / ψ(max(L, i))), ψ(x) = log(c x + 1), f = Linear, ReLU, Linear.
+struct FireRef {
+    double c, L;
+    Array<double> w1, b1, w2, b2;  // (1, n), (n,), (n, H), (H,)
+    double operator()(std::size_t h, double i, double j) const {
+        const double d = std::abs(i - j), s = i > j ? 1.0 : i < j ? -1.0 : 0.0;
+        const double x = s * std::log(c * d + 1.0) / std::log(c * std::max(L, i) + 1.0);
+        double out = b2(h);
+        for (std::size_t k = 0; k < b1.size(); ++k) out += std::max(0.0, x * w1(0, k) + b1(k)) * w2(k, h);
+        return out;
+    }
+};
+FireRef fire_ref(const nn::Module<double>& owner, const std::string& prefix = "") {
+    return {std::exp(param(owner, prefix + "log_c")(0)), std::exp(param(owner, prefix + "log_L")(0)),
+            param(owner, prefix + "fc1.weight"), param(owner, prefix + "fc1.bias"), param(owner, prefix + "fc2.weight"),
+            param(owner, prefix + "fc2.bias")};
+}
+}  // namespace
+
+TEST_CASE("plugin/fire/bias_values", "[position][plugin]") {
+    const std::map<std::string, std::string> opts = {{"hidden", "5"}, {"c_init", "0.3"}, {"L_init", "4.5"}};
+    SECTION("decoder: queries below L normalised by L, later ones by their own position; a step is a row") {
+        auto [pe, hook] = hooks_for("fire", opts, nn::AttentionSite::DecoderSelf, 3, 4);
+        REQUIRE(hook);
+        const FireRef ref = fire_ref(*pe);  // shared: the parameters sit on the encoding
+        CHECK(ref.c == Approx(0.3));
+        CHECK(ref.L == Approx(4.5));
+        const Array<double> full = bias_of(*hook, 3, 9, 9, 0);
+        for (std::size_t h = 0; h < 3; ++h)
+            for (std::size_t i = 0; i < 9; ++i)
+                for (std::size_t j = 0; j <= i; ++j) {  // future keys are masked
+                    INFO("head " << h << " query " << i << " key " << j);
+                    CHECK(full(h, i, j) == Approx(ref(h, double(i), double(j))).epsilon(1e-13));
+                }
+        for (std::size_t t : {2, 7}) {
+            const Array<double> step = bias_of(*hook, 3, 1, t + 1, t);
+            for (std::size_t h = 0; h < 3; ++h)
+                for (std::size_t j = 0; j <= t; ++j) CHECK(step(h, 0, j) == full(h, t, j));
+        }
+        // progressive interpolation: beyond L the input is ψ(i - j) / ψ(i), so the key at distance 0 and the
+        // first key always get the inputs 0 and 1, whatever the query position
+        for (std::size_t h = 0; h < 3; ++h) {
+            CHECK(full(h, 5, 0) == Approx(full(h, 8, 0)).epsilon(1e-13));
+            CHECK(full(h, 5, 5) == Approx(full(h, 8, 8)).epsilon(1e-13));
+        }
+    }
+    SECTION("encoder: keys after the query get the negated input") {
+        auto [pe, hook] = hooks_for("fire", opts, nn::AttentionSite::EncoderSelf, 2, 4);
+        const FireRef ref = fire_ref(*pe);
+        const Array<double> b = bias_of(*hook, 2, 6, 7, 0);
+        for (std::size_t h = 0; h < 2; ++h)
+            for (std::size_t i = 0; i < 6; ++i)
+                for (std::size_t j = 0; j < 7; ++j) CHECK(b(h, i, j) == Approx(ref(h, double(i), double(j))).epsilon(1e-13));
+        CHECK(std::abs(b(0, 2, 1) - b(0, 2, 3)) > 1e-6);  // left and right differ
+    }
+    SECTION("per_layer: each layer's own function") {
+        auto per = opts;
+        per["per_layer"] = "true";
+        auto [pe, hook] = hooks_for("fire", per, nn::AttentionSite::DecoderSelf, 2, 4);
+        CHECK(pe->parameters().empty());
+        const FireRef ref = fire_ref(*hook, "fire.");
+        const Array<double> b = bias_of(*hook, 2, 1, 7, 6);
+        for (std::size_t h = 0; h < 2; ++h)
+            for (std::size_t j = 0; j < 7; ++j) CHECK(b(h, 0, j) == Approx(ref(h, 6.0, double(j))).epsilon(1e-13));
+    }
+}
+
+TEST_CASE("plugin/fire/sharing_sites_and_errors", "[position][plugin][errors]") {
+    auto cfg = tiny_config();
+    cfg.encoder_layers = cfg.decoder_layers = 2;
+    auto names_of = [&](const Spec& spec) {
+        nn::Transformer<double> m(cfg, positions<double>(spec));
+        std::vector<std::string> out;
+        for (auto& [n, p] : m.named_parameters())
+            if (n.find("position.fc1.") != std::string::npos || n.find("fire.fc1.") != std::string::npos ||
+                n.find("log_L") != std::string::npos)
+                if (n.find(".bias") == std::string::npos) out.push_back(n);
+        return out;
+    };
+    CHECK(names_of({{"fire", {}}}) ==
+          std::vector<std::string>{"encoder.position.log_L", "encoder.position.fc1.weight", "decoder.position.log_L",
+                                   "decoder.position.fc1.weight"});
+    CHECK(names_of({{"fire", {{"per_layer", "true"}}}}).size() == 8);  // 4 self-attention layers
+    CHECK(names_of({{"fire", {{"per_layer", "true"}}}})[0] == "encoder.layers.0.self_attn.fire.log_L");
+    CHECK_FALSE(hooks_for("fire", {}, nn::AttentionSite::Cross, 2, 4).hook);
+    {
+        // defaults: c = 0.1, L = 512, 32 hidden units; MLP init as torch.nn.Linear, U(±1/sqrt(fan_in))
+        auto [pe, hook] = hooks_for("fire", {}, nn::AttentionSite::EncoderSelf, 4, 4);
+        CHECK(std::exp(param(*pe, "log_c")(0)) == Approx(0.1));
+        CHECK(std::exp(param(*pe, "log_L")(0)) == Approx(512.0));
+        CHECK(shape_of(param(*pe, "fc1.weight")) == Shape{1, 32});
+        CHECK(shape_of(param(*pe, "fc2.weight")) == Shape{32, 4});
+        CHECK(xt::amax(xt::abs(param(*pe, "fc1.bias")))() <= 1.0);
+        CHECK(xt::amax(xt::abs(param(*pe, "fc1.bias")))() > 0.1);  // not zeros: the ReLU kinks are spread out
+        CHECK(xt::amax(xt::abs(param(*pe, "fc2.weight")))() <= 1.0 / std::sqrt(32.0));
+    }
+
+    Rng rng(1);
+    nn::PositionContext ctx{8, 2, nn::Side::Decoder, &rng};
+    nn::MapOptions o1(std::map<std::string, std::string>{{"cross_attention", "true"}});
+    CHECK_THROWS_WITH(nn::make_position<float>("fire", o1, ctx),
+                      Catch::Contains("'cross_attention'") && Catch::Contains("self-attention only"));
+    nn::MapOptions o2(std::map<std::string, std::string>{{"cross_attention", "false"}});
+    CHECK_NOTHROW(nn::make_position<float>("fire", o2, ctx));
+    nn::MapOptions o3(std::map<std::string, std::string>{{"c_init", "0"}});
+    CHECK_THROWS_WITH(nn::make_position<float>("fire", o3, ctx), Catch::Contains("'c_init'"));
+    nn::MapOptions o4(std::map<std::string, std::string>{{"hiden", "8"}});
+    CHECK_THROWS_WITH(nn::make_position<float>("fire", o4, ctx), Catch::Contains("did you mean 'hidden'"));
+}
+
 // ---------------------------------------------------------------- incremental decoding
 TEST_CASE("incremental/rope", "[incremental][plugin]") {
     incremental_equals_full({{"rope", {}}});
@@ -371,6 +603,16 @@ TEST_CASE("incremental/t5", "[incremental][plugin]") {
                             nn::NormOrder::Pre);
     incremental_equals_full({{"rope", {}}, {"t5", {}}});
 }
+TEST_CASE("incremental/kerple", "[incremental][plugin]") {
+    incremental_equals_full({{"kerple", {}}});
+    incremental_equals_full({{"kerple", {{"cross_attention", "true"}, {"init", "constant"}}}}, nn::NormOrder::Pre);
+}
+TEST_CASE("incremental/fire", "[incremental][plugin]") {
+    // L = 2.5: steps 3.. are normalised by their own position, so the query position must be right
+    incremental_equals_full({{"fire", {{"hidden", "8"}, {"c_init", "0.5"}, {"L_init", "2.5"}}}});
+    incremental_equals_full({{"fire", {{"L_init", "1.5"}, {"per_layer", "true"}}}}, nn::NormOrder::Pre);
+    incremental_equals_full({{"rope", {}}, {"fire", {{"L_init", "3.5"}}}});
+}
 
 // ---------------------------------------------------------------- registry and `relpos list`
 TEST_CASE("plugin/registered_and_listed", "[position][plugin]") {
@@ -378,6 +620,8 @@ TEST_CASE("plugin/registered_and_listed", "[position][plugin]") {
         {"rope", {"base", "cross_attention"}},
         {"alibi", {"cross_attention"}},
         {"t5", {"num_buckets", "max_distance", "per_layer"}},
+        {"kerple", {"r1_init", "r2_init", "init", "cross_attention"}},
+        {"fire", {"hidden", "c_init", "L_init", "per_layer"}},
     };
     for (auto& [name, want] : keys) {
         INFO(name);
@@ -400,7 +644,8 @@ TEST_CASE("plugin/registered_and_listed", "[position][plugin]") {
     const int st = pclose(p);
     INFO(out);
     REQUIRE((WIFEXITED(st) && WEXITSTATUS(st) == 0));
-    for (const char* s : {"  rope ", "  alibi ", "  t5 ", "num_buckets", "max_distance", "per_layer"})
+    for (const char* s : {"  rope ", "  alibi ", "  t5 ", "  kerple ", "  fire ", "num_buckets", "max_distance",
+                          "per_layer", "r1_init", "L_init"})
         CHECK_THAT(out, Catch::Contains(s));
 }
 

@@ -19,7 +19,7 @@ For each case it writes, under tests/fixtures/reference/<case>/:
                         the two losses, learning rates, Adam options, the greedy decode
 
 The model is written from the formulas (Vaswani et al. 2017; Shaw et al. 2018; Su et al. 2021; Press et
-al. 2022; Raffel et al. 2020), not translated from relpos's code; where relpos has a convention of its
+al. 2022; Raffel et al. 2020; Chi et al. 2022; Li et al. 2023), not translated from relpos's code; where relpos has a convention of its
 own (Linear weights stored (in, out), q scaled before the relative terms, a fully masked row giving
 zeros, ...), the README next to the fixtures says which and the code below follows relpos.
 """
@@ -120,6 +120,31 @@ def t5_bucket_f64(rel, bidirectional, num_buckets, max_distance):
     return torch.tensor(out, dtype=torch.long).reshape(rel.shape)
 
 
+def kerple_log_bias(log_r1, log_r2, Lq, Lk, causal):
+    # Chi et al. 2022, KERPLE-log: b_h(i, j) = -r1_h log(1 + r2_h |i - j|), r = exp(log r) (relpos's
+    # parameterisation); future keys of the causal decoder (masked anyway) get distance 0, as ALiBi here.
+    i, j = torch.arange(Lq)[:, None], torch.arange(Lk)[None, :]
+    dist = (i - j).abs().to(torch.float64)
+    if causal:
+        dist = torch.where(j > i, 0.0, dist)
+    r1, r2 = torch.exp(log_r1)[:, None, None], torch.exp(log_r2)[:, None, None]
+    return -r1 * torch.log1p(r2 * dist[None])  # (H, Lq, Lk)
+
+
+def fire_bias(p, Lq, Lk):
+    # Li et al. 2023, FIRE (the paper's listing, with c = exp(log_c), L = exp(log_L)):
+    # b(i, j) = f(psi(i - j) / psi(max(L, i))), psi(x) = log(c x + 1), f: Linear(1, hidden), ReLU,
+    # Linear(hidden, H). relpos's bidirectional extension: sign(i - j) psi(|i - j|) for keys after the query.
+    i = torch.arange(Lq, dtype=torch.float64)[:, None]
+    j = torch.arange(Lk, dtype=torch.float64)[None, :]
+    rel = i - j
+    c, L = torch.exp(p["log_c"]), torch.exp(p["log_L"])
+    psi = torch.sign(rel) * torch.log(c * rel.abs() + 1)
+    x = psi / torch.log(c * torch.maximum(i, L) + 1)  # (Lq, Lk)
+    h = torch.relu(x[..., None] @ p["fc1.weight"] + p["fc1.bias"])  # (Lq, Lk, hidden); weights (in, out)
+    return (h @ p["fc2.weight"] + p["fc2.bias"]).permute(2, 0, 1)  # (H, Lq, Lk)
+
+
 # ----------------------------------------------------------------------------- the model
 
 class Reference:
@@ -215,6 +240,16 @@ class Reference:
             if kind == "dec_self":
                 dist = torch.where(torch.arange(Lk)[None, :] > torch.arange(Lq)[:, None], 0.0, dist)
             e = e - m[:, None, None] * dist[None]
+        if self.type == "kerple" and (self_attn or self.opt.get("cross_attention", False)):
+            e = e + kerple_log_bias(self.p[prefix + ".kerple_log_r1"], self.p[prefix + ".kerple_log_r2"], Lq, Lk,
+                                    kind == "dec_self")[None]
+        if self.type == "fire" and self_attn:
+            if self.opt.get("per_layer", False):
+                owner = prefix + ".fire."
+            else:
+                owner = ("encoder" if kind == "enc_self" else "decoder") + ".position."
+            fp = {n: self.p[owner + n] for n in ("log_c", "log_L", "fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias")}
+            e = e + fire_bias(fp, Lq, Lk)[None]
 
         blocked = torch.zeros(B, 1, Lq, Lk, dtype=torch.bool)
         if key_blocked is not None:
@@ -309,6 +344,11 @@ class Reference:
 
 # ----------------------------------------------------------------------------- parameters
 
+def fire_shapes(owner, hidden, H):
+    return [(owner + "log_c", (1,)), (owner + "log_L", (1,)), (owner + "fc1.weight", (1, hidden)),
+            (owner + "fc1.bias", (hidden,)), (owner + "fc2.weight", (hidden, H)), (owner + "fc2.bias", (H,))]
+
+
 def parameter_shapes(s):
     """relpos's parameter names and shapes, in registration order (nn/transformer.cpp)."""
     D, F, V, H = s["d_model"], s["d_ff"], s["vocab"], s["heads"]
@@ -324,6 +364,8 @@ def parameter_shapes(s):
             out.append((f"{side}.position.weight", (int(o.get("max_len", 256)), D)))
         if t == "t5":
             out.append((f"{side}.position.relative_attention_bias", (int(o.get("num_buckets", 32)), H)))
+        if t == "fire" and not o.get("per_layer", False):
+            out += fire_shapes(f"{side}.position.", int(o.get("hidden", 32)), H)
 
     def attn(prefix, relative):
         r = [(f"{prefix}.{p}.{w}", (D, D) if w == "weight" else (D,))
@@ -335,6 +377,10 @@ def parameter_shapes(s):
                 r.append((prefix + ".rel_k", shape))
             if o.get("values", True) and not o.get("tie", False):
                 r.append((prefix + ".rel_v", shape))
+        if t == "kerple" and (relative or o.get("cross_attention", False)):
+            r += [(prefix + ".kerple_log_r1", (H,)), (prefix + ".kerple_log_r2", (H,))]
+        if t == "fire" and relative and o.get("per_layer", False):
+            r += fire_shapes(prefix + ".fire.", int(o.get("hidden", 32)), H)
         return r
 
     def ffn(prefix):
@@ -364,7 +410,13 @@ def init_parameters(s, gen):
     for name, shape in parameter_shapes(s):
         def randn(scale):
             return torch.randn(shape, generator=gen) * scale
-        if name.endswith("embed.weight"):
+        if name.endswith("kerple_log_r1") or name.endswith("kerple_log_r2"):
+            v = randn(0.5)  # r = exp(.) around 1: both the scale and the curvature matter
+        elif name.endswith("log_c"):
+            v = math.log(0.5) + randn(0.2)
+        elif name.endswith("log_L"):
+            v = math.log(3.5) + randn(0.1)  # L between query positions 0..6: both sides of max(L, i) occur
+        elif name.endswith("embed.weight"):
             v = randn(1 / math.sqrt(D))
         elif ".norm" in name and name.endswith(".weight"):
             v = 1 + randn(0.3)
@@ -422,6 +474,8 @@ POSITIONS = [
     ("rope", {"type": "rope"}),
     ("alibi", {"type": "alibi"}),
     ("t5", {"type": "t5", "options": {"num_buckets": 8, "max_distance": 16}}),
+    ("kerple", {"type": "kerple"}),
+    ("fire", {"type": "fire", "options": {"hidden": 6, "c_init": 0.5, "L_init": 3.5}}),
 ]
 
 
@@ -440,7 +494,7 @@ def cases():
             }
             # Breadth without a cross product: two layers where stacking matters (Shaw's per-layer tables,
             # T5's one table shared by a side's layers), the other embedding-sharing modes on pre-norm cases.
-            if pname in ("shaw", "t5"):
+            if pname in ("shaw", "t5", "fire"):
                 spec["encoder_layers"] = spec["decoder_layers"] = 2
             if norm == "pre" and pname in ("none", "learned", "rope"):
                 spec["share_embeddings"] = "none"
@@ -448,6 +502,12 @@ def cases():
                 spec["share_embeddings"] = "decoder"
             if norm == "pre" and pname == "none":
                 spec["scale_embeddings"] = False
+            # The new encodings' variants on their pre-norm cases: kerple also in encoder-decoder attention,
+            # fire with a function per layer instead of one per side.
+            if norm == "pre" and pname == "kerple":
+                spec["position"] = {"type": "kerple", "options": {"cross_attention": True}}
+            if norm == "pre" and pname == "fire":
+                spec["position"] = {"type": "fire", "options": dict(pos["options"], per_layer=True)}
             out.append(spec)
     return out
 
