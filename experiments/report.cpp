@@ -604,7 +604,7 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
     //    validation. The per-run curves are written too (<run>.valid.dat, <run>.train.dat).
     if (wanted("learning_curves")) {
         struct Curve {
-            std::map<long, double> valid, train;
+            std::map<long, double> valid, train, bleu;  // bleu: greedy validation BLEU (train.valid_bleu)
         };
         std::vector<std::string> order;
         std::map<std::string, std::vector<Curve>> groups;
@@ -623,6 +623,7 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
                 if (!val || val.IsNull()) continue;  // null: a non-finite value
                 if (v) c.valid[step] = val.as<double>();  // a resumed run's repeat wins
                 else step_loss[step] = val.as<double>();
+                if (v && j["valid_bleu_tok"] && !j["valid_bleu_tok"].IsNull()) c.bleu[step] = j["valid_bleu_tok"].as<double>();
             }
             long prev = 0;
             for (const auto& [step, loss] : c.valid) {
@@ -665,10 +666,10 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
                       b = int(127 + 120 * std::cos(6.283185 * (h - 2.0 / 3)));
             return fmt::format("#{:02X}{:02X}{:02X}", r, gr, b);
         };
-        auto write_band = [&](const std::vector<Curve>& cs, bool train, const fs::path& file) {
+        auto write_band = [&](const std::vector<Curve>& cs, int which, const fs::path& file) {  // 0 valid, 1 train, 2 bleu
             std::map<long, std::vector<double>> at;
             for (const auto& c : cs)
-                for (const auto& [step, loss] : train ? c.train : c.valid) at[step].push_back(loss);
+                for (const auto& [step, loss] : which == 1 ? c.train : which == 2 ? c.bleu : c.valid) at[step].push_back(loss);
             std::ofstream out(file);
             for (const auto& [step, v] : at) {
                 double sum = 0;
@@ -677,13 +678,22 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
                     << *std::max_element(v.begin(), v.end()) << " " << v.size() << "\n";
             }
         };
-        std::string valid_plot, train_plot;
+        std::string valid_plot, train_plot, bleu_plot;
         for (std::size_t gi = 0; gi < order.size(); ++gi) {
             const auto& cs = groups[order[gi]];
             const fs::path vd = pdir / fmt::format("curve_{}.dat", gi), td = pdir / fmt::format("train_{}.dat", gi),
                            sd = pdir / fmt::format("stops_{}.dat", gi);
-            write_band(cs, false, vd);
-            write_band(cs, true, td);
+            write_band(cs, 0, vd);
+            write_band(cs, 1, td);
+            bool has_bleu = false;
+            for (const auto& c : cs) has_bleu = has_bleu || !c.bleu.empty();
+            if (has_bleu) {
+                const fs::path bd = pdir / fmt::format("bleu_{}.dat", gi);
+                write_band(cs, 2, bd);
+                bleu_plot += fmt::format("{}'{}' using 1:3:4 with filledcurves fs transparent solid 0.15 noborder lc rgb '{}' notitle, "
+                                         "'{}' using 1:2 with lines lw 2 lc rgb '{}' notitle",
+                                         bleu_plot.empty() ? "" : ", ", bd.string(), colour(gi), bd.string(), colour(gi));
+            }
             {
                 std::ofstream out(sd);
                 for (const auto& c : cs) out << c.valid.rbegin()->first << " " << c.valid.rbegin()->second << "\n";
@@ -700,14 +710,17 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
         }
         if (!valid_plot.empty()) {
             const fs::path s = pdir / "learning_curves.gp";
+            const bool bleu = !bleu_plot.empty();
             std::ofstream(s) << fmt::format(
-                "set terminal pngcairo size 900,900 noenhanced\nset output '{}'\nset multiplot layout 2,1 title '{}' font ',10'\n"
+                "set terminal pngcairo size 900,{} noenhanced\nset output '{}'\nset multiplot layout {},1 title '{}' font ',10'\n"
                 "set grid\nset key top right\nset xlabel 'update'\nset ylabel 'training loss (label-smoothed)'\n"
                 "plot {}\n"
                 "set ylabel 'validation loss (nats/token)'\nset key top right\n"
-                "plot {}\nunset multiplot\n",
-                (pdir / "learning_curves.png").string(), t.title + ": mean over seeds, band = lowest to highest seed, dot = where a run stopped",
-                train_plot.empty() ? "NaN notitle" : train_plot, valid_plot);
+                "plot {}\n{}unset multiplot\n",
+                bleu ? 1250 : 900, (pdir / "learning_curves.png").string(), bleu ? 3 : 2,
+                t.title + ": mean over seeds, band = lowest to highest seed, dot = where a run stopped",
+                train_plot.empty() ? "NaN notitle" : train_plot, valid_plot,
+                bleu ? fmt::format("set ylabel 'validation BLEU (greedy, tokenized)'\nplot {}\n", bleu_plot) : std::string());
             run_gnuplot(s);
             made.push_back((pdir / "learning_curves.png").string());
         }
