@@ -699,6 +699,9 @@ int run_experiment(const std::string& config_path, const std::vector<std::string
         return top.run_store.empty() ? exp_dir / "runs" / p.id : fs::path(top.run_store) / run_identity(p.config);
     };
     Progress progress(opt.quiet);
+    // Every point's model is validated before anything is listed or run (an invalid plug-in option such
+    // as k: -1 fails here, with its file and line, not when the run starts).
+    for (auto& p : points) build_model(p.config, 16);
     if (opt.list_only) {
         for (auto& p : points) {
             const bool done = fs::exists(run_dir_of(p) / "results.json");
@@ -708,9 +711,6 @@ int run_experiment(const std::string& config_path, const std::vector<std::string
         return 0;
     }
 
-    // Validate every point's model before any work starts (position options, learned lengths come
-    // after the data is loaded, below).
-    for (auto& p : points) build_model(p.config, 16);
     check_results_dir(config_path, exp_dir);
 
     // Data-dependent checks (learned-position limits) and the state of existing runs, before anything

@@ -3,18 +3,22 @@
 #include <algorithm>
 
 #include "autodiff/rng.hpp"
+#include "experiments/config.hpp"
 #include "experiments/corpus.hpp"
 
 namespace relpos {
 
 namespace {
 
+std::string range_text(const LengthRange& r) { return "[" + std::to_string(r.min) + ", " + std::to_string(r.max) + "]"; }
+
 // The generator's own knobs; sizes and seeds come from the config (data.synthetic.*).
 std::vector<TaskOption> common_options() {
     return {
         {"n_symbols", "int", std::to_string(SYNTHETIC_DEFAULT_SYMBOLS), "distinct symbols (ids 4 .. 3 + n_symbols), >= 2"},
-        {"train_len", "[min, max]", "", "source lengths of training examples, 1 <= min <= max"},
-        {"test_len", "[min, max]", "", "source lengths of test examples (longer, for length generalization)"},
+        {"train_len", "[min, max]", range_text(SyntheticConfig{}.train_len), "source lengths of training examples, 1 <= min <= max"},
+        {"test_len", "[min, max]", range_text(SyntheticConfig{}.test_len),
+         "source lengths of test examples (longer, for length generalization)"},
     };
 }
 

@@ -312,6 +312,8 @@ TEST_CASE("reliability/broken_configs", "[reliability][errors]") {
         Case{"--shard out of range", "run " + kTinyRun + " results_dir=" + out + " --shard 3/2", {"shard", "3/2"}},
         // sizes bounded up front (before: 7.7 GB read from /dev/zero; threads=1000000 failed after 11 s)
         Case{"config is /dev/zero", "run /dev/zero", {"/dev/zero", "not a regular file"}},
+        Case{"--list validates plug-in options", "run " + kTinyRun + " results_dir=" + out +
+             " 'model.position={type: shaw, k: 2, tie: true, values: false}' --list", {"model.position.tie", "values: true"}},
         Case{"threads=1000000", "run " + kTinyRun + " results_dir=" + out + " threads=1000000", {"threads", "[1, 1024]"}},
         Case{"eval.beam huge", "run " + kTinyRun + " results_dir=" + out + " eval.beam=100000000", {"eval.beam", "[1, 64]"}},
         Case{"translate --beam -3", "translate --run " + out + " --beam -3", {"--beam", "1 to 64"}},
