@@ -45,12 +45,14 @@ int main(int argc, char** argv) {
     auto* run = app.add_subcommand("run", "Train and evaluate every point of an experiment config (resumes; skips finished runs)");
     std::string run_config;
     std::vector<std::string> run_overrides;
-    std::size_t jobs = 1;
+    std::size_t jobs = 0;  // 0: as many 1-thread runs as `threads` allows (measured fastest; docs/performance.md)
     std::string shard;
     bool quiet = false;
     run->add_option("config", run_config, "experiment YAML file, e.g. configs/quickstart.yaml")->required();
     run->add_option("overrides", run_overrides, "key=value overrides, e.g. train.epochs=2 model.position.k=4");
-    run->add_option("--jobs,-j", jobs, "sweep points to run side by side (threads are split between them)")
+    run->add_option("--jobs,-j", jobs,
+                    "sweep points to run side by side (threads are split between them); default: one 1-thread run "
+                    "per thread of the config (e.g. 2 x 1 for threads: 2), or one run with all threads when there is one point")
         ->check(CLI::Range(std::size_t(1), std::size_t(4096)));
     run->add_option("--shard", shard, "run only points i, i+n, i+2n, ... (0-based i/n; e.g. a Slurm array task)");
     run->add_flag("--quiet,-q", quiet, "no live progress line");

@@ -71,7 +71,7 @@ std::map<std::string, double> score_split(const nn::Transformer<float>& model, c
                                           const ExperimentConfig& cfg, std::map<std::string, std::string>* signatures);
 
 struct RunOptions {
-    std::size_t jobs = 1;
+    std::size_t jobs = 0;  // 0 = auto: min(points, threads), each run on threads / jobs threads
     std::optional<Shard> shard;
     bool quiet = false;
     bool list_only = false;  // print the sweep points (ids and overrides) and stop
