@@ -202,15 +202,10 @@ struct SplitScorer {
         // data.tokenized), bleu against the raw references, as the runner does.
         if (ref.empty()) ref = read_lines(multi30k_path(cfg.data.dir, split, cfg.data.tgt, tok && cfg.data.tokenized));
         std::vector<std::string> h = read_lines(hyp.string());
-        BleuOptions bo;
-        if (tok) {
-            bo.tokenize = "none";
-        } else if (cfg.data.tokenized) {
-            bo.lowercase = true;
+        if (!tok && cfg.data.tokenized)
             for (auto& x : h) x = moses_untokenize(x);
-        }
         if (h.size() != ref.size()) return {};
-        return sentence_bleu_stats(h, ref, bo);
+        return sentence_bleu_stats(h, ref, options(kind));
     }
     BleuOptions options(const std::string& kind) const {
         BleuOptions bo;
