@@ -71,9 +71,29 @@ struct PositionContext {
     Rng* init_rng = nullptr;  // for parameter initialisation
 };
 
+// Where the indices of the current sequences sit: index t is at absolute position at(t). The identity,
+// except while a model trains with randomized positions (Ruoss et al. 2023, option `randomized`): then
+// it holds a sorted random subset of [0, randomized range) drawn for the batch, one per forward pass.
+// Queries at index q_offset + i are at at(q_offset + i), keys at index k_offset + j at at(k_offset + j).
+struct PositionMap {
+    std::shared_ptr<const std::vector<std::size_t>> positions;  // null = identity
+    std::size_t at(std::size_t t) const { return positions ? (*positions)[t] : t; }
+    bool identity() const { return !positions; }
+};
+
 template <class T>
 class PositionEncoding : public Module<T> {
 public:
+    // Randomized positions: 0 = off, else the range [0, N) training positions are drawn from (the generic
+    // option `randomized: N` every encoding takes, read by make_position). The model draws the map and
+    // sets it before a training forward pass, and resets it to the identity for evaluation.
+    std::size_t randomized_range() const { return randomized_; }
+    void set_randomized_range(std::size_t n) { randomized_ = n; }
+    // The map every hook of this encoding (embed and the per-attention hooks it handed out) uses from
+    // now on; an encoding that does not depend on absolute or relative positions may ignore it.
+    virtual void set_position_map(PositionMap m) { map_ = std::move(m); }
+    const PositionMap& position_map() const { return map_; }
+
     // 1. x (B, L, D) holds embeddings of positions offset .. offset+L-1; returns x with positions added.
     virtual Var<T> embed(const Var<T>& x, std::size_t offset) { return x; }
     // Per-layer hooks for an attention site, or nullptr when this encoding does not act there.
@@ -82,6 +102,10 @@ public:
     }
     // Longest sequence this encoding accepts (learned absolute tables have a limit).
     virtual std::size_t max_length() const { return static_cast<std::size_t>(-1); }
+
+protected:
+    PositionMap map_;
+    std::size_t randomized_ = 0;
 };
 
 // ---- registry
