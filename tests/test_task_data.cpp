@@ -1,4 +1,5 @@
-// Data of the decoder-only tasks: the algorithmic suite (answers, layout, determinism, errors).
+// Data of the decoder-only tasks: the algorithmic suite (answers, layout, determinism, errors) and the
+// Brown corpus reader (on the committed sample in data/brown/sample; the full corpus when installed).
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,11 +14,25 @@
 
 #include "experiments/corpus.hpp"
 #include "experiments/tasks/algorithmic.hpp"
+#include "experiments/tasks/brown.hpp"
 
 using namespace relpos;
 namespace fs = std::filesystem;
 
 namespace {
+
+const std::string kSample = std::string(RELPOS_SOURCE_DIR) + "/data/brown/sample";
+const std::string kFullBrown = std::string(RELPOS_SOURCE_DIR) + "/" + BROWN_DEFAULT_DIR;
+
+// A fresh directory per test (ctest may run test cases in parallel processes).
+std::string fresh_dir(const std::string& name) {
+    const fs::path p = fs::path(RELPOS_BINARY_DIR) / "test-tmp" / (name + "-" + std::to_string(::getpid()));
+    fs::remove_all(p);
+    fs::create_directories(p);
+    return p.string();
+}
+
+void write_file(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
 // Symbol values -> ids.
 std::vector<std::int32_t> sym(const std::vector<int>& values) {
@@ -151,4 +166,93 @@ TEST_CASE("algorithmic/errors") {
     REQUIRE_THROWS_AS(algorithmic_answer("addition", {7, ALGO_PLUS_ID, ALGO_PLUS_ID}, 10), DataError);  // two PLUS
     REQUIRE_THROWS_AS(algorithmic_answer("addition", add_prompt({10}, {1}), 10), DataError);        // not a digit
     REQUIRE_THROWS_AS(algorithmic_prompt(Example{{BOS_ID, 6}, {EOS_ID}}), DataError);                // no SEP
+}
+
+// ---------------------------------------------------------------- Brown corpus
+
+TEST_CASE("brown/split_rule") {
+    // i = number - 1; i % 10 == 8 valid, == 9 test.
+    std::string s;
+    for (std::size_t n = 1; n <= 21; ++n) s += brown_split_of(n)[1];  // r(ain), a(lid), e(st)
+    REQUIRE(s == "rrrrrrrraerrrrrrrraer");
+    const auto c = load_brown(kSample);
+    REQUIRE(c.valid_files == std::vector<std::string>{"ca09", "ce09", "cr09"});
+    REQUIRE(c.test_files == std::vector<std::string>{"ca10", "ce10"});  // humor (r) has 9 files: no test file
+    REQUIRE(c.train_files.size() == 24);
+    REQUIRE(c.train_files.front() == "ca01");
+    REQUIRE(c.train_files.back() == "cr08");
+    // Measured on the sample (paragraphs and word/tag tokens; data/brown/README.md).
+    REQUIRE(c.train.size() == 295);
+    REQUIRE(c.valid.size() == 33);
+    REQUIRE(c.test.size() == 30);
+    REQUIRE(count_words(c.train) == 16668);
+    REQUIRE(count_words(c.valid) == 2010);
+    REQUIRE(count_words(c.test) == 1466);
+}
+
+TEST_CASE("brown/tags_stripped") {
+    const auto c = load_brown(kSample);
+    REQUIRE(c.train.front() ==
+            "The Fulton County Grand Jury said Friday an investigation of Atlanta's recent primary election produced `` no "
+            "evidence '' that any irregularities took place .");
+    // The only words with a '/' in the sample are real ones; no tag survives.
+    std::set<std::string> slashed;
+    for (const auto* split : {&c.train, &c.valid, &c.test})
+        for (const auto& p : *split) {
+            REQUIRE(!p.empty());
+            REQUIRE(p.find("  ") == std::string::npos);
+            REQUIRE(p.find('\t') == std::string::npos);
+            std::istringstream words(p);
+            for (std::string w; words >> w;)
+                if (w.find('/') != std::string::npos) slashed.insert(w);
+        }
+    REQUIRE(slashed == std::set<std::string>{"6-1/2", "over/under"});
+
+    // The tricky tokens of the full corpus, and the paragraph structure (sentences per line, blank lines).
+    const std::string dir = fresh_dir("brown-tokens");
+    write_file(dir + "/cb01", "\n\n\tA/at 1/2''/nn and/or/cc //in 1-1/2/cd ``/`` Atlanta's/np$ ./.\r\nNext/ap line/nn\n\n\n\tNew/jj para/nn\n");
+    REQUIRE(read_brown_file(dir + "/cb01") ==
+            std::vector<std::string>{"A 1/2'' and/or / 1-1/2 `` Atlanta's . Next line", "New para"});
+}
+
+TEST_CASE("brown/deterministic") {
+    const auto a = load_brown(kSample);
+    const auto b = load_brown(kSample);
+    REQUIRE(a.train == b.train);
+    REQUIRE(a.valid == b.valid);
+    REQUIRE(a.test == b.test);
+}
+
+TEST_CASE("brown/errors") {
+    const std::string dir = fresh_dir("brown-errors");
+    REQUIRE_THROWS_WITH(load_brown(dir + "/none", "key data.dir = x"),
+                        Catch::Equals("Brown corpus directory " + dir + "/none does not exist (key data.dir = x); run `make "
+                                      "data` (or scripts/install-data.sh brown) to install the Brown corpus."));
+    write_file(dir + "/README", "not a corpus file\n");
+    write_file(dir + "/cz01", "x/y\n");  // no genre z
+    REQUIRE_THROWS_WITH(load_brown(dir), Catch::Contains("holds no corpus files (ca01 .. cr09)") && Catch::Contains("make data"));
+    write_file(dir + "/ca01", "A/at b/nn\n\n\tuntagged words/nns here\n");
+    REQUIRE_THROWS_WITH(load_brown(dir), Catch::Equals(dir + "/ca01 line 3 has the token 'untagged', not word/tag; the Brown "
+                                                             "reader needs the tagged corpus (Form C) that `make data` installs."));
+    write_file(dir + "/ca01", "A/at /nn\n");
+    REQUIRE_THROWS_WITH(load_brown(dir), Catch::Contains("token '/nn'"));
+    write_file(dir + "/ca01", "A/at b/\n");
+    REQUIRE_THROWS_WITH(load_brown(dir), Catch::Contains("token 'b/'"));
+}
+
+TEST_CASE("brown/full_corpus_counts") {
+    if (!fs::is_directory(kFullBrown)) {
+        WARN("Brown corpus not installed (" + kFullBrown + "; `make data`): full-corpus counts not checked.");
+        return;
+    }
+    const auto c = load_brown(kFullBrown);
+    REQUIRE(c.train_files.size() == 414);
+    REQUIRE(c.valid_files.size() == 45);
+    REQUIRE(c.test_files.size() == 41);
+    REQUIRE(c.train.size() == 12949);
+    REQUIRE(c.valid.size() == 1345);
+    REQUIRE(c.test.size() == 1373);
+    REQUIRE(count_words(c.train) == 961698);
+    REQUIRE(count_words(c.valid) == 104720);
+    REQUIRE(count_words(c.test) == 94774);
 }
