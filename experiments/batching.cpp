@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <stdexcept>
 
 #include "autodiff/rng.hpp"
 
@@ -23,6 +24,13 @@ void shuffle(std::vector<T>& v, Rng& rng) {  // Fisher-Yates with our own Rng (s
     for (std::size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[static_cast<std::size_t>(rng.below(i))]);
 }
 
+// The padded (source, target) lengths one example needs: (|x|, |y| + 1) for the encoder-decoder,
+// (0, |src| + |tgt| - 1) for a decoder-only sequence.
+std::pair<std::size_t, std::size_t> row_lengths(const Example& e, bool decoder_only) {
+    if (decoder_only) return {0, e.src.size() + e.tgt.size() - 1};
+    return {e.src.size(), e.tgt.size() + 1};
+}
+
 // Cuts `order` (already in the wanted sequence) greedily into batches within the budget.
 std::vector<std::vector<std::size_t>> cut(const std::vector<Example>& ex, const std::vector<std::size_t>& order,
                                           const BatchOptions& opt) {
@@ -30,15 +38,16 @@ std::vector<std::vector<std::size_t>> cut(const std::vector<Example>& ex, const 
     std::vector<std::size_t> cur;
     std::size_t ls = 0, lt = 0;
     for (std::size_t i : order) {
-        const std::size_t nls = std::max(ls, ex[i].src.size());
-        const std::size_t nlt = std::max(lt, ex[i].tgt.size() + 1);
+        const auto [els, elt] = row_lengths(ex[i], opt.decoder_only);
+        const std::size_t nls = std::max(ls, els);
+        const std::size_t nlt = std::max(lt, elt);
         const bool over_budget = batch_cost(cur.size() + 1, nls, nlt) > opt.max_tokens;
         const bool over_rows = opt.max_batch_size && cur.size() + 1 > opt.max_batch_size;
         if (!cur.empty() && (over_budget || over_rows)) {
             batches.push_back(std::move(cur));
             cur.clear();
-            ls = ex[i].src.size();
-            lt = ex[i].tgt.size() + 1;
+            ls = els;
+            lt = elt;
         } else {
             ls = nls;
             lt = nlt;
@@ -85,7 +94,36 @@ std::vector<std::vector<std::size_t>> plan_eval_batches(const std::vector<Exampl
     return cut(examples, order, opt);
 }
 
-Batch make_batch(const std::vector<Example>& examples, const std::vector<std::size_t>& indices) {
+namespace {
+Batch make_decoder_only_batch(const std::vector<Example>& examples, const std::vector<std::size_t>& indices) {
+    Batch b;
+    b.B = indices.size();
+    for (std::size_t i : indices) {
+        if (examples[i].src.empty() || examples[i].tgt.empty())
+            throw std::invalid_argument("decoder-only example with an empty context or target part");
+        b.Lt = std::max(b.Lt, examples[i].src.size() + examples[i].tgt.size() - 1);
+    }
+    b.tgt_in.assign(b.B * b.Lt, PAD_ID);
+    b.tgt_out.assign(b.B * b.Lt, PAD_ID);
+    b.index = indices;
+    for (std::size_t r = 0; r < b.B; ++r) {
+        const Example& ex = examples[indices[r]];
+        std::int32_t* in = b.tgt_in.data() + r * b.Lt;
+        std::int32_t* out = b.tgt_out.data() + r * b.Lt;
+        const std::size_t n = ex.src.size() + ex.tgt.size() - 1;  // inputs: S[0 .. n-1]
+        std::copy(ex.src.begin(), ex.src.end(), in);
+        std::copy(ex.tgt.begin(), ex.tgt.end() - 1, in + ex.src.size());
+        std::copy(ex.tgt.begin(), ex.tgt.end(), out + ex.src.size() - 1);  // predicted from the last context token on
+        b.src_len.push_back(0);
+        b.tgt_len.push_back(n);
+        b.n_tgt_tokens += ex.tgt.size();
+    }
+    return b;
+}
+}  // namespace
+
+Batch make_batch(const std::vector<Example>& examples, const std::vector<std::size_t>& indices, bool decoder_only) {
+    if (decoder_only) return make_decoder_only_batch(examples, indices);
     Batch b;
     b.B = indices.size();
     for (std::size_t i : indices) {
@@ -114,13 +152,13 @@ Batch make_batch(const std::vector<Example>& examples, const std::vector<std::si
 
 std::vector<Batch> train_batches(const std::vector<Example>& examples, const BatchOptions& opt, std::uint64_t epoch) {
     std::vector<Batch> out;
-    for (const auto& idx : plan_train_batches(examples, opt, epoch)) out.push_back(make_batch(examples, idx));
+    for (const auto& idx : plan_train_batches(examples, opt, epoch)) out.push_back(make_batch(examples, idx, opt.decoder_only));
     return out;
 }
 
 std::vector<Batch> eval_batches(const std::vector<Example>& examples, const BatchOptions& opt) {
     std::vector<Batch> out;
-    for (const auto& idx : plan_eval_batches(examples, opt)) out.push_back(make_batch(examples, idx));
+    for (const auto& idx : plan_eval_batches(examples, opt)) out.push_back(make_batch(examples, idx, opt.decoder_only));
     return out;
 }
 

@@ -12,6 +12,11 @@
 namespace relpos {
 
 // A padded batch; row b holds example index[b].
+//
+// Decoder-only batches (BatchOptions::decoder_only) hold one sequence per row, S = src ++ tgt (the task puts
+// any BOS/SEP/EOS into src and tgt itself): tgt_in = S without its last token, tgt_out[t] = S[t + 1] where
+// that token belongs to tgt and PAD_ID where it belongs to src (context the loss does not score); Ls = 0,
+// src is empty, Lt = |S| - 1 and tgt_len[b] = |S| - 1.
 struct Batch {
     std::size_t B = 0, Ls = 0, Lt = 0;  // rows, padded source length, padded target length (tgt len + 1)
     std::vector<std::int32_t> src;      // (B, Ls) row-major: x, then PAD_ID
@@ -33,6 +38,7 @@ struct BatchOptions {
     // shuffled tie order and the shuffled batch order).
     std::size_t sort_chunk = 0;
     std::uint64_t seed = 0;
+    bool decoder_only = false;  // rows are src ++ tgt sequences (see Batch); their cost is rows * (|S| - 1)
 };
 
 // Cost of a batch with these padded lengths: rows * max(Ls, Lt).
@@ -49,7 +55,8 @@ std::vector<std::vector<std::size_t>> plan_eval_batches(const std::vector<Exampl
                                                         const BatchOptions& opt);
 
 // Pads the given examples into a Batch (rows in the order of `indices`).
-Batch make_batch(const std::vector<Example>& examples, const std::vector<std::size_t>& indices);
+Batch make_batch(const std::vector<Example>& examples, const std::vector<std::size_t>& indices,
+                 bool decoder_only = false);
 
 // plan_* followed by make_batch for each plan entry.
 std::vector<Batch> train_batches(const std::vector<Example>& examples, const BatchOptions& opt, std::uint64_t epoch);

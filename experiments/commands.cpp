@@ -38,6 +38,10 @@ LoadedRun load_run(const std::string& run_dir) {
     flags.check_paths = false;
     LoadedRun r;
     r.cfg = load_config((dir / "config.yaml").string(), {}, flags);
+    if (r.cfg.model.family != "encoder_decoder")
+        throw ConfigError(fmt::format("--run {}: a {} model (task {}); relpos eval and translate decode encoder-decoder "
+                                      "runs, and a decoder-only run's figures are in its results.json",
+                                      run_dir, r.cfg.model.family, r.cfg.data.task));
     const auto tasks = synthetic_task_names();
     if (std::find(tasks.begin(), tasks.end(), r.cfg.data.task) != tasks.end()) {
         r.data.synthetic = true;
@@ -138,11 +142,19 @@ int cmd_list() {
         for (const auto& o : nn::describe_position_options(e.name))
             fmt::print("      {:<16} {:<7} default {:<8} {}\n", o.key, o.type, o.default_value, o.range);
     }
-    fmt::print("\nTasks (data.task):\n  {:<12} {}\n", "multi30k", "Multi30k task 1 German-English translation (data/multi30k)");
-    for (const auto& t : synthetic_tasks()) {
-        fmt::print("  {:<12} {}\n", t.name, t.summary);
+    fmt::print("\nModel families (model.family): encoder_decoder (default), decoder_only (decoder_layers causal layers, "
+               "no encoder); every position encoding works in both (T5's bias and the other decoder-side encodings act "
+               "in the decoder's self-attention).\n");
+    fmt::print("\nTasks (data.task), the model families they train and the metrics they compute (eval.metrics):\n");
+    for (const auto& t : task_registry().entries()) {
+        fmt::print("  {:<17} {}\n", t.name, t.summary);
+        for (auto f : t.families) {
+            std::string ms;
+            for (const auto& m : t.metrics.at(f)) ms += (ms.empty() ? "" : ", ") + m;
+            fmt::print("      family {:<16} metrics {}\n", nn::family_name(f), ms);
+        }
         for (const auto& o : t.options)
-            fmt::print("      {:<16} {:<7} default {:<8} {}\n", o.key, o.type, o.default_value, o.description);
+            fmt::print("      data.{:<16} {:<7} default {:<8} {}\n", o.key, o.type, o.default_value, o.description);
     }
     return 0;
 }

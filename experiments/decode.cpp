@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <stdexcept>
 
 namespace relpos {
 
@@ -154,6 +155,45 @@ std::vector<std::vector<std::int32_t>> translate_batch(const nn::Transformer<flo
         result[b] = best->tokens;
     }
     return result;
+}
+
+std::vector<std::vector<std::int32_t>> continue_greedy(const nn::Transformer<float>& model,
+                                                       const std::vector<std::vector<std::int32_t>>& prompts,
+                                                       std::size_t max_new, std::int32_t eos) {
+    NoGradGuard no_grad;
+    const std::size_t B = prompts.size(), V = model.config().tgt_vocab;
+    std::vector<std::vector<std::int32_t>> out(B);
+    if (B == 0) return out;
+    std::size_t longest = 0;
+    for (const auto& p : prompts) {
+        if (p.empty()) throw std::invalid_argument("continue_greedy: an empty prompt");
+        longest = std::max(longest, p.size());
+    }
+    // A learned position table bounds the whole sequence (prompt + answer).
+    const std::size_t limit = std::min(longest + max_new, model.max_target_length());
+    std::vector<bool> done(B, max_new == 0);
+    auto state = model.start_decoding();
+    std::vector<std::int32_t> tokens(B);
+    for (std::size_t t = 0; t < limit; ++t) {
+        for (std::size_t b = 0; b < B; ++b)
+            tokens[b] = t < prompts[b].size() ? prompts[b][t] : (out[b].empty() ? eos : out[b].back());
+        Var<float> logits = model.decode_step(tokens, state);  // (B, V): the prediction for position t + 1
+        const float* p = logits.data();
+        bool all_done = true;
+        for (std::size_t b = 0; b < B; ++b) {
+            if (!done[b] && t + 1 >= prompts[b].size()) {
+                const auto best = static_cast<std::int32_t>(std::max_element(p + b * V, p + (b + 1) * V) - (p + b * V));
+                if (best == eos) done[b] = true;
+                else {
+                    out[b].push_back(best);
+                    if (out[b].size() >= max_new) done[b] = true;
+                }
+            }
+            all_done = all_done && done[b];
+        }
+        if (all_done) break;
+    }
+    return out;
 }
 
 }  // namespace relpos

@@ -25,4 +25,12 @@ std::vector<std::vector<std::int32_t>> translate_batch(const nn::Transformer<flo
 
 double length_penalty(std::size_t length, double alpha);
 
+// Decoder-only greedy continuation: each prompt (any lengths, BOS etc. included) is fed through the
+// incremental cache, then up to max_new tokens are generated per row, stopping at `eos` (not returned).
+// Rows advance in lockstep: a row still reading its prompt feeds its next prompt token, a row past it
+// feeds its last generated one, so prompts of different lengths share one batch and one cache length.
+std::vector<std::vector<std::int32_t>> continue_greedy(const nn::Transformer<float>& model,
+                                                       const std::vector<std::vector<std::int32_t>>& prompts,
+                                                       std::size_t max_new, std::int32_t eos);
+
 }  // namespace relpos

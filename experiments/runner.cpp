@@ -72,25 +72,9 @@ void write_atomic(const fs::path& path, const std::string& text) {
     fs::rename(tmp, path);
 }
 
-constexpr std::uint64_t SYNTHETIC_DATA_SEED = 20180306;  // data stays fixed across model seeds
-
 double physical_memory_bytes() {
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
     return pages > 0 && page > 0 ? double(pages) * double(page) : 1e12;
-}
-
-// Synthetic sizes that cannot fit in memory are config errors, found before generating anything.
-void check_synthetic_fits(const ExperimentConfig& cfg) {
-    const auto& s = cfg.data.synthetic;
-    // an example: two vectors of int32 ids (source, target) plus their headers
-    auto bytes = [](long n, const LengthRange& r) { return double(n) * (2.0 * 4.0 * double(r.max) + 64.0); };
-    const double need = bytes(s.train_size, s.train_len) + bytes(s.valid_size, s.train_len) + bytes(s.test_size, s.test_len);
-    const double have = physical_memory_bytes();
-    if (need <= have / 2) return;
-    const char* key = bytes(s.train_size, s.train_len) >= bytes(s.test_size, s.test_len) ? "train_size" : "test_size";
-    throw ConfigError(fmt::format("{}: data.synthetic.{}: the synthetic examples would need about {:.3g} GiB, more than "
-                                  "half of this machine's {:.0f} GiB; use fewer or shorter examples",
-                                  cfg.source, key, need / (1 << 30), have / (1 << 30)));
 }
 
 }  // namespace
@@ -104,98 +88,24 @@ std::string Dataset::detokenize(const std::vector<std::int32_t>& ids) const {
 
 Dataset load_dataset(const ExperimentConfig& cfg, const std::string& cache_dir,
                      const std::function<void(const std::string&)>& log) {
-    auto say = [&](const std::string& s) {
-        if (log) log(s);
-    };
-    Dataset d;
     const auto& dc = cfg.data;
-    d.valid_split = dc.valid_split;
-    std::set<std::string> wanted(cfg.eval.splits.begin(), cfg.eval.splits.end());
-    wanted.insert(dc.valid_split);
-    const auto tasks = synthetic_task_names();
-    if (std::find(tasks.begin(), tasks.end(), dc.task) != tasks.end()) {
-        d.synthetic = true;
-        check_synthetic_fits(cfg);
-        const auto& s = dc.synthetic;
-        const std::size_t ns = static_cast<std::size_t>(s.n_symbols);
-        // The generator's own limits (e.g. n_symbols) are reported against the config that set them.
-        auto located = [&](auto&& f) {
-            try {
-                return f();
-            } catch (const DataError& e) {
-                throw DataError(fmt::format("{}: data.synthetic: {}", cfg.source, e.what()));
-            }
-        };
-        d.vocab = synthetic_vocab_size(ns);
-        d.train = located([&] { return generate(dc.task, s.train_size, s.train_len.min, s.train_len.max, ns, SYNTHETIC_DATA_SEED); });
-        auto make_split = [&](std::size_t n, const LengthRange& r, std::uint64_t seed) {
-            EvalSplit e;
-            e.examples = located([&] { return generate(dc.task, n, r.min, r.max, ns, seed); });
-            for (auto& ex : e.examples) {
-                e.sources.push_back(format_ids(ex.src));
-                e.refs.push_back(format_ids(ex.tgt));
-            }
-            e.refs_raw = e.refs;
-            return e;
-        };
-        // "val": held-out examples of the training lengths; "test": the longer test lengths.
-        d.splits[dc.valid_split] = make_split(s.valid_size, s.train_len, SYNTHETIC_DATA_SEED + 1);
-        for (const auto& name : wanted)
-            if (name != dc.valid_split && name != "train") d.splits[name] = make_split(s.test_size, s.test_len, SYNTHETIC_DATA_SEED + 2);
-        say(fmt::format("synthetic task {}: {} training examples (lengths {}-{}), vocabulary {}", dc.task,
-                        d.train.size(), s.train_len.min, s.train_len.max, d.vocab));
-    } else if (dc.task == "multi30k") {
-        const std::string ctx = fmt::format("key data.dir = {} in {}", dc.dir, cfg.source);
-        // Every file is read and checked (present, UTF-8, line-aligned) before the subword model is
-        // trained and cached, so that a bad file is reported before anything is written.
-        ParallelCorpus train = load_multi30k(dc.dir, "train", dc.src, dc.tgt, dc.tokenized, ctx);
-        std::map<std::string, ParallelCorpus> corpora;
-        std::map<std::string, std::vector<std::string>> raw_refs;
-        for (const auto& name : wanted) {
-            corpora[name] = name == "train" ? train : load_multi30k(dc.dir, name, dc.src, dc.tgt, dc.tokenized, ctx);
-            raw_refs[name] = dc.tokenized ? load_multi30k(dc.dir, name, dc.src, dc.tgt, false, ctx).tgt : corpora[name].tgt;
-        }
-        SubwordOptions so;
-        so.vocab_size = static_cast<std::size_t>(dc.vocab_size);
-        so.model_type = dc.subword_model;
-        try {
-            d.subword = std::make_shared<Subword>(Subword::train_or_load(joint_sentences(train), so, cache_dir));
-        } catch (const DataError& e) {
-            const bool training = std::string(e.what()).rfind("SentencePiece training failed", 0) == 0;
-            throw DataError(fmt::format("{}: {}{}", cfg.source, training ? "data.vocab_size: " : "", e.what()));
-        }
-        say(fmt::format("subword vocabulary: {} pieces ({} {})", d.subword->vocab_size(),
-                        d.subword->trained() ? "trained, cached at" : "reused from", d.subword->model_path()));
-        d.vocab = d.subword->vocab_size();
-        auto all = encode_corpus(*d.subword, train);
-        std::size_t dropped = 0;
-        d.train = filter_by_length(all, static_cast<std::size_t>(dc.max_len), &dropped);
-        if (dc.max_train_examples > 0 && d.train.size() > static_cast<std::size_t>(dc.max_train_examples))
-            d.train.resize(static_cast<std::size_t>(dc.max_train_examples));
-        say(fmt::format("multi30k {}->{}{}: {} training pairs ({} longer than {} subwords dropped)", dc.src, dc.tgt,
-                        dc.tokenized ? " (tokenized, lowercased)" : "", d.train.size(), dropped, dc.max_len));
-        for (const auto& name : wanted) {
-            ParallelCorpus& c = corpora.at(name);
-            EvalSplit e;
-            e.examples = encode_corpus(*d.subword, c);
-            e.sources = std::move(c.src);
-            e.refs = std::move(c.tgt);
-            e.refs_raw = std::move(raw_refs.at(name));
-            d.splits[name] = std::move(e);
-        }
-    } else {
-        std::string list = "multi30k";
-        for (auto& t : tasks) list += ", " + t;
-        throw ConfigError(fmt::format("{}: data.task: '{}' is not a known task; known: {}", cfg.source, dc.task, list));
-    }
+    Dataset d = make_task(cfg)->load(cfg, cache_dir, log);
+    d.family = model_family(cfg.model);
+    const bool decoder_only = d.family == nn::Family::DecoderOnly;
     auto longest = [&](const std::vector<Example>& ex) {
         for (auto& e : ex) {
+            if (decoder_only) {  // one input of |src| + |tgt| - 1 tokens; build_model adds 1 to longest_target
+                d.longest_target = std::max(d.longest_target, e.src.size() + e.tgt.size() - 2);
+                continue;
+            }
             d.longest_source = std::max(d.longest_source, e.src.size());
             d.longest_target = std::max(d.longest_target, e.tgt.size() + 1);
         }
     };
-    longest(d.train);
-    for (auto& [n, s] : d.splits) longest(s.examples);
+    if (d.longest_source == 0 && d.longest_target == 0) {
+        longest(d.train);
+        for (auto& [n, s] : d.splits) longest(s.examples);
+    }
     if (d.train.empty() && cfg.train.epochs > 0)
         throw ConfigError(fmt::format("{}: no training examples are left (data.max_len is {}: every pair is longer, or "
                                       "data.max_train_examples / the data are empty); raise data.max_len",
@@ -223,7 +133,9 @@ void check_model_fits(const ExperimentConfig& cfg, std::size_t vocab) {
     const double E = double(m.encoder_layers), D = double(m.decoder_layers);
     // embeddings + output projection, then per layer: attention (4 d^2) and feed-forward (2 d d_ff);
     // a decoder layer has a second (cross) attention.
-    const double params = 2 * V * d + E * (4 * d * d + 2 * d * ff) + D * (8 * d * d + 2 * d * ff);
+    const bool decoder_only = m.family == "decoder_only";  // no encoder, no cross-attention
+    const double params = 2 * V * d + (decoder_only ? 0 : E * (4 * d * d + 2 * d * ff)) +
+                          D * ((decoder_only ? 4 : 8) * d * d + 2 * d * ff);
     const double need = params * sizeof(float) * 4;  // weights, gradients, Adam's two moments
     const double have = physical_memory_bytes();
     if (need <= have) return;
@@ -240,6 +152,7 @@ std::unique_ptr<nn::Transformer<float>> build_model(const ExperimentConfig& cfg,
     check_model_fits(cfg, vocab);
     const auto& m = cfg.model;
     nn::TransformerConfig tc;
+    tc.family = model_family(m);
     tc.src_vocab = tc.tgt_vocab = vocab;
     tc.dims.d_model = static_cast<std::size_t>(m.d_model);
     tc.dims.heads = static_cast<std::size_t>(m.heads);
@@ -283,7 +196,9 @@ std::unique_ptr<nn::Transformer<float>> build_model(const ExperimentConfig& cfg,
         throw ConfigError(fmt::format("{}: model.position: {}", cfg.source, what));
     };
     if (longest_source) check(model->max_source_length(), longest_source, "source sequence");
-    if (longest_target) check(model->max_target_length(), longest_target + 1, "target sequence (with BOS/EOS)");
+    if (longest_target)
+        check(model->max_target_length(), longest_target + 1,
+              tc.family == nn::Family::DecoderOnly ? "sequence" : "target sequence (with BOS/EOS)");
     return model;
 }
 
@@ -586,18 +501,9 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
     log(fmt::format("model: {} parameters; {} thread{}", model->num_parameters(), pc.threads, pc.threads == 1 ? "" : "s"));
     Trainer trainer(*model, data.train, data.splits.at(data.valid_split).examples, cfg.train,
                     static_cast<std::uint64_t>(cfg.seed), pc.run_dir.string(), hash);
-    if (cfg.train.valid_bleu) {
-        // Greedy decoding of the validation split at every validation: the learning curve in BLEU
-        // (the final figures still come from the best checkpoint with the configured beam).
-        const EvalSplit& vs = data.splits.at(data.valid_split);
-        trainer.set_validation_extra([&]() -> std::vector<std::pair<std::string, double>> {
-            const DecodeOptions greedy = decode_options(cfg.eval, 1);
-            auto hyps = translate_split(*model, data, vs.examples, greedy, static_cast<std::size_t>(cfg.eval.batch_tokens));
-            BleuOptions bo;
-            bo.tokenize = "none";
-            return {{"valid_bleu_tok", corpus_bleu(hyps, vs.refs, bo).score}};
-        });
-    }
+    const auto task = make_task(cfg);
+    if (cfg.train.valid_bleu)
+        trainer.set_validation_extra([&] { return task->validation_metrics(*model, data, cfg); });
     TrainOutcome outcome;
     try {
         outcome = trainer.run(
@@ -622,17 +528,13 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
     TrainProgress pr = outcome.progress;
     if (checkpoint_exists(best)) load_checkpoint(best, named, nullptr);
     model->eval();
-    const DecodeOptions dopt = decode_options(cfg.eval);
     std::string metrics_json, sig_json;
     std::map<std::string, std::string> sigs;
     for (const auto& split : cfg.eval.splits) {
-        const auto& es = data.splits.at(split);
-        log(fmt::format("decoding {} ({} sentences, beam {}, alpha {})", split, es.examples.size(), dopt.beam, dopt.alpha));
         const auto t0 = std::chrono::steady_clock::now();
-        auto hyps = translate_split(*model, data, es.examples, dopt, static_cast<std::size_t>(cfg.eval.batch_tokens));
+        const auto m = task->evaluate(EvalRequest{*model, data, split, cfg, pc.run_dir.string(), &sigs,
+                                                  [&](const std::string& s) { log(s); }});
         const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        write_lines((pc.run_dir / fmt::format("hyp.{}.txt", split)).string(), hyps);
-        auto m = score_split(*model, data, es, hyps, cfg, &sigs);
         std::string line;
         for (auto& [k, v] : m) {
             metrics_json += fmt::format("{}    \"{}.{}\": {}", metrics_json.empty() ? "" : ",\n", split, k, json_number(v, 4));
@@ -640,7 +542,7 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
         }
         log(fmt::format("{}:{} ({:.0f} s)", split, line, dt));
     }
-    write_attention_map(*model, data, pc.run_dir / "attention.tsv");
+    if (data.family == nn::Family::EncoderDecoder) write_attention_map(*model, data, pc.run_dir / "attention.tsv");
     for (auto& [k, v] : sigs) sig_json += fmt::format("{}    \"{}\": \"{}\"", sig_json.empty() ? "" : ",\n", k, json_escape(v));
     std::string labels;
     for (auto& [k, v] : pc.point->labels)
@@ -726,6 +628,8 @@ int run_experiment(const std::string& config_path, const std::vector<std::string
                                     s.train_size, s.valid_size, s.test_size, s.train_len.min, s.train_len.max,
                                     s.test_len.min, s.test_len.max);
         for (auto& e : c.eval.splits) k += "|" + e;
+        k += "|" + c.model.family;  // copy and reverse generate other data for a decoder-only model
+        if (c.data.task == "brown") k += "|" + to_yaml(c);  // data.lm and friends: simplest to key on all of it
         return k;
     };
     std::error_code ec;

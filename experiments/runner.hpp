@@ -23,32 +23,13 @@
 #include "experiments/example.hpp"
 #include "experiments/subword.hpp"
 #include "experiments/sweep.hpp"
+#include "experiments/tasks/task.hpp"
 #include "nn/transformer.hpp"
 
 namespace relpos {
 
-// One evaluation split: encoded examples plus the text the metrics compare against.
-struct EvalSplit {
-    std::vector<Example> examples;
-    std::vector<std::string> sources;  // source text, one per example
-    std::vector<std::string> refs;     // reference text as the run's tokenization sees it (tokenized text
-                                       // for data.tokenized, raw otherwise; id strings for synthetic tasks)
-    std::vector<std::string> refs_raw; // untokenized references (multi30k), for sacreBLEU's 13a BLEU
-};
-
-struct Dataset {
-    std::vector<Example> train;
-    std::map<std::string, EvalSplit> splits;  // by name: the validation split, test splits (and "train" when asked)
-    std::string valid_split;
-    std::shared_ptr<Subword> subword;         // null for synthetic tasks
-    std::size_t vocab = 0;
-    bool synthetic = false;
-    std::size_t longest_source = 0, longest_target = 0;  // over every split (for learned-PE limits)
-
-    std::string detokenize(const std::vector<std::int32_t>& ids) const;  // model output -> text
-};
-
-// Loads and encodes the data of a config (SentencePiece cached under cache_dir).
+// Loads and encodes the data of a config through its task (experiments/tasks), SentencePiece models cached
+// under cache_dir, then checks what every task's data must satisfy.
 Dataset load_dataset(const ExperimentConfig& cfg, const std::string& cache_dir,
                      const std::function<void(const std::string&)>& log = {});
 

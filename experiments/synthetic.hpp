@@ -12,11 +12,6 @@
 
 namespace relpos {
 
-// One documented option, for `relpos list`.
-struct TaskOption {
-    std::string key, type, default_value, description;
-};
-
 struct TaskInfo {
     std::string name;
     std::string summary;  // one line for `relpos list`

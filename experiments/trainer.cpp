@@ -23,18 +23,24 @@ void install_stop_handlers() {
     std::signal(SIGTERM, h);
 }
 
+Var<float> batch_logits(const nn::Transformer<float>& model, const Batch& b) {
+    if (model.config().family == nn::Family::DecoderOnly) return model.forward_causal(b.tgt_in, b.B, b.Lt);
+    auto mask = model.padding_mask(b.src, b.B, b.Ls);
+    Var<float> mem = model.encode(b.src, b.B, b.Ls, mask);
+    return model.decode(b.tgt_in, b.B, b.Lt, mem, mask);
+}
+
 EvalLoss evaluate_loss(const nn::Transformer<float>& model, const std::vector<Example>& data, std::size_t batch_tokens) {
     NoGradGuard ng;
     EvalLoss r;
     if (data.empty()) return r;
     BatchOptions bo;
     bo.max_tokens = batch_tokens;
+    bo.decoder_only = model.config().family == nn::Family::DecoderOnly;
     double nll = 0;
     std::size_t correct = 0;
     for (const Batch& b : eval_batches(data, bo)) {
-        auto mask = model.padding_mask(b.src, b.B, b.Ls);
-        Var<float> mem = model.encode(b.src, b.B, b.Ls, mask);
-        Var<float> logits = model.decode(b.tgt_in, b.B, b.Lt, mem, mask);
+        Var<float> logits = batch_logits(model, b);
         CrossEntropyOptions o;
         o.ignore_index = PAD_ID;
         o.mean = false;
@@ -117,6 +123,7 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
     BatchOptions bo;
     bo.max_tokens = static_cast<std::size_t>(cfg_.batch_tokens);
     bo.seed = seed_;
+    bo.decoder_only = model_.config().family == nn::Family::DecoderOnly;
     const std::uint64_t epochs = static_cast<std::uint64_t>(cfg_.epochs);
     const std::uint64_t max_steps = static_cast<std::uint64_t>(cfg_.max_steps);
     const auto t_start = std::chrono::steady_clock::now();
@@ -186,20 +193,17 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
         const auto plan = plan_train_batches(train_, bo, pr.epoch);
         batches_per_epoch = plan.size();
         for (std::size_t bi = pr.batch_in_epoch; bi < plan.size(); ++bi) {
-            const Batch b = make_batch(train_, plan[bi]);
+            const Batch b = make_batch(train_, plan[bi], bo.decoder_only);
             const std::uint64_t step = pr.step + 1;
             const double lr = nn::inverse_sqrt_lr(step, model_.config().dims.d_model,
                                                   static_cast<std::size_t>(cfg_.warmup), cfg_.lr);
             adam.zero_grad();
-            auto mask = model_.padding_mask(b.src, b.B, b.Ls);
-            Var<float> mem = model_.encode(b.src, b.B, b.Ls, mask);
-            Var<float> logits = model_.decode(b.tgt_in, b.B, b.Lt, mem, mask);
+            Var<float> logits = batch_logits(model_, b);
             CrossEntropyOptions o;
             o.ignore_index = PAD_ID;
             o.label_smoothing = cfg_.label_smoothing;
             Var<float> loss = cross_entropy(logits, b.tgt_out, o);  // mean over target tokens
             logits = Var<float>();
-            mem = Var<float>();
             if (inject_step_ == step) {  // test hook: one poisoned step
                 loss.value().data()[0] = std::numeric_limits<float>::quiet_NaN();
                 inject_step_ = 0;

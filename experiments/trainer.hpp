@@ -31,6 +31,9 @@ struct EvalLoss {
     double accuracy = 0; // next-token accuracy (teacher forcing)
     std::size_t tokens = 0;
 };
+// Logits (B, Lt, V) of a batch for either model family (teacher forcing).
+Var<float> batch_logits(const nn::Transformer<float>& model, const Batch& b);
+
 EvalLoss evaluate_loss(const nn::Transformer<float>& model, const std::vector<Example>& data, std::size_t batch_tokens);
 
 // Progress sink: a live line on a terminal, plain lines otherwise (see experiments/progress.hpp).

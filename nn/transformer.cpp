@@ -1,5 +1,7 @@
 #include "nn/transformer.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace relpos::nn {
@@ -31,7 +33,7 @@ Var<T> EncoderLayer<T>::forward(const Var<T>& x, const AttentionMask<T>* mask, V
 template <class T>
 DecoderLayer<T>::DecoderLayer(const LayerDims& d, std::size_t index,
                               const std::vector<std::shared_ptr<PositionEncoding<T>>>& pos, Rng& init_rng,
-                              Rng& dropout_rng)
+                              Rng& dropout_rng, bool cross)
     : order(d.norm) {
     const std::size_t hd = d.d_model / std::max<std::size_t>(d.heads, 1);
     AttentionSite self_site{AttentionSite::DecoderSelf, index, d.heads, hd};
@@ -39,13 +41,14 @@ DecoderLayer<T>::DecoderLayer(const LayerDims& d, std::size_t index,
     self_attn = this->register_module(
         "self_attn", std::make_shared<MultiHeadAttention<T>>(d.d_model, d.heads, d.attention_dropout, self_site, pos,
                                                              init_rng, dropout_rng));
-    cross_attn = this->register_module(
-        "cross_attn", std::make_shared<MultiHeadAttention<T>>(d.d_model, d.heads, d.attention_dropout, cross_site,
-                                                              pos, init_rng, dropout_rng));
+    if (cross)
+        cross_attn = this->register_module(
+            "cross_attn", std::make_shared<MultiHeadAttention<T>>(d.d_model, d.heads, d.attention_dropout, cross_site,
+                                                                  pos, init_rng, dropout_rng));
     ffn = this->register_module("ffn", std::make_shared<FeedForward<T>>(d.d_model, d.d_ff, d.dropout, init_rng, dropout_rng));
     norm1 = this->register_module("norm1", std::make_shared<LayerNorm<T>>(d.d_model));
-    norm2 = this->register_module("norm2", std::make_shared<LayerNorm<T>>(d.d_model));
-    norm3 = this->register_module("norm3", std::make_shared<LayerNorm<T>>(d.d_model));
+    if (cross) norm2 = this->register_module("norm2", std::make_shared<LayerNorm<T>>(d.d_model));
+    norm3 = this->register_module(cross ? "norm3" : "norm2", std::make_shared<LayerNorm<T>>(d.d_model));
     drop = this->register_module("dropout", std::make_shared<Dropout<T>>(d.dropout, dropout_rng));
 }
 
@@ -56,9 +59,10 @@ Var<T> DecoderLayer<T>::forward(const Var<T>& x, const Var<T>& memory, const Att
     Var<T> h = residual<T>(order, *norm1, *drop, x, [&](const Var<T>& y) {
         return self_attn->forward(y, y, nullptr, cache ? &cache->self : nullptr, offset, self_weights);
     });
-    h = residual<T>(order, *norm2, *drop, h, [&](const Var<T>& y) {
-        return cross_attn->forward(y, memory, memory_mask, cache ? &cache->cross : nullptr, offset, cross_weights);
-    });
+    if (cross_attn)
+        h = residual<T>(order, *norm2, *drop, h, [&](const Var<T>& y) {
+            return cross_attn->forward(y, memory, memory_mask, cache ? &cache->cross : nullptr, offset, cross_weights);
+        });
     return residual<T>(order, *norm3, *drop, h, [&](const Var<T>& y) { return ffn->forward(y); });
 }
 
@@ -104,13 +108,20 @@ Transformer<T>::Transformer(const TransformerConfig& cfg, const PositionFactory<
     const std::string& share = cfg.share_embeddings;
     if (share != "none" && share != "decoder" && share != "all")
         throw std::invalid_argument("share_embeddings must be none, decoder or all, got '" + share + "'");
-    if (share == "all" && cfg.src_vocab != cfg.tgt_vocab)
+    if (share == "all" && cfg.family == Family::EncoderDecoder && cfg.src_vocab != cfg.tgt_vocab)
         throw std::invalid_argument(fmt::format(
             "share_embeddings: all needs one joint vocabulary, got source {} and target {}", cfg.src_vocab, cfg.tgt_vocab));
 
-    src_embed = this->register_module("src_embed", std::make_shared<Embedding<T>>(cfg.src_vocab, d.d_model,
-                                                                                   cfg.scale_embeddings, init_rng_));
-    if (share == "all")
+    const bool decoder_only = cfg.family == Family::DecoderOnly;
+    if (decoder_only) {
+        // One vocabulary, one embedding ("embed"); share_embeddings all and decoder both tie it to the output.
+        tgt_embed = src_embed = this->register_module(
+            "embed", std::make_shared<Embedding<T>>(cfg.tgt_vocab, d.d_model, cfg.scale_embeddings, init_rng_));
+    } else {
+        src_embed = this->register_module("src_embed", std::make_shared<Embedding<T>>(cfg.src_vocab, d.d_model,
+                                                                                       cfg.scale_embeddings, init_rng_));
+    }
+    if (share == "all" || decoder_only)
         tgt_embed = src_embed;  // one table: registered once
     else
         tgt_embed = this->register_module("tgt_embed", std::make_shared<Embedding<T>>(cfg.tgt_vocab, d.d_model,
@@ -121,21 +132,21 @@ Transformer<T>::Transformer(const TransformerConfig& cfg, const PositionFactory<
 
     PositionContext ectx{d.d_model, d.heads, Side::Encoder, &init_rng_};
     PositionContext dctx{d.d_model, d.heads, Side::Decoder, &init_rng_};
-    enc_pos = positions(ectx);
+    if (!decoder_only) enc_pos = positions(ectx);
     dec_pos = positions(dctx);
     for (std::size_t i = 0; i < enc_pos.size(); ++i)
         this->register_module(enc_pos.size() == 1 ? "encoder.position" : fmt::format("encoder.position{}", i), enc_pos[i]);
     for (std::size_t i = 0; i < dec_pos.size(); ++i)
         this->register_module(dec_pos.size() == 1 ? "decoder.position" : fmt::format("decoder.position{}", i), dec_pos[i]);
 
-    for (std::size_t i = 0; i < cfg.encoder_layers; ++i)
+    for (std::size_t i = 0; i < (decoder_only ? 0 : cfg.encoder_layers); ++i)
         enc_layers.push_back(this->register_module(
             fmt::format("encoder.layers.{}", i), std::make_shared<EncoderLayer<T>>(d, i, enc_pos, init_rng_, dropout_rng_)));
     for (std::size_t i = 0; i < cfg.decoder_layers; ++i)
         dec_layers.push_back(this->register_module(
-            fmt::format("decoder.layers.{}", i), std::make_shared<DecoderLayer<T>>(d, i, dec_pos, init_rng_, dropout_rng_)));
+            fmt::format("decoder.layers.{}", i), std::make_shared<DecoderLayer<T>>(d, i, dec_pos, init_rng_, dropout_rng_, !decoder_only)));
     if (d.norm == NormOrder::Pre) {
-        enc_norm = this->register_module("encoder.norm", std::make_shared<LayerNorm<T>>(d.d_model));
+        if (!decoder_only) enc_norm = this->register_module("encoder.norm", std::make_shared<LayerNorm<T>>(d.d_model));
         dec_norm = this->register_module("decoder.norm", std::make_shared<LayerNorm<T>>(d.d_model));
     }
 }
@@ -152,6 +163,9 @@ AttentionMask<T> Transformer<T>::padding_mask(const std::vector<std::int32_t>& i
 template <class T>
 Var<T> Transformer<T>::encode(const std::vector<std::int32_t>& src, std::size_t B, std::size_t Ls,
                               const AttentionMask<T>& src_mask, std::vector<Var<T>>* attn_weights) const {
+    if (cfg_.family == Family::DecoderOnly)
+        throw std::logic_error("Transformer::encode: a decoder-only model has no encoder (use forward_causal)");
+    draw_positions(enc_pos, Ls);
     Var<T> x = src_embed->forward(src, {B, Ls});  // (B, Ls, D)
     for (auto& p : enc_pos) x = p->embed(x, 0);
     x = embed_drop->forward(x);
@@ -180,6 +194,7 @@ template <class T>
 Var<T> Transformer<T>::decode(const std::vector<std::int32_t>& tgt_in, std::size_t B, std::size_t Lt,
                               const Var<T>& memory, const AttentionMask<T>& src_mask,
                               std::vector<Var<T>>* self_weights) const {
+    draw_positions(dec_pos, Lt);
     Var<T> y = embed_target(tgt_in, B, Lt, 0);
     for (auto& layer : dec_layers) {
         Var<T> w;
@@ -188,6 +203,38 @@ Var<T> Transformer<T>::decode(const std::vector<std::int32_t>& tgt_in, std::size
     }
     if (dec_norm) y = dec_norm->forward(y);
     return project(y);  // (B, Lt, V)
+}
+
+template <class T>
+Var<T> Transformer<T>::forward_causal(const std::vector<std::int32_t>& ids, std::size_t B, std::size_t L,
+                                     std::vector<Var<T>>* self_weights) const {
+    if (cfg_.family != Family::DecoderOnly)
+        throw std::logic_error("Transformer::forward_causal: an encoder-decoder model decodes from a memory (use decode)");
+    return decode(ids, B, L, Var<T>(), AttentionMask<T>(), self_weights);
+}
+
+template <class T>
+void Transformer<T>::draw_positions(const std::vector<std::shared_ptr<PositionEncoding<T>>>& side, std::size_t L) const {
+    for (auto& p : side) {
+        const std::size_t N = p->randomized_range();
+        if (N == 0) continue;
+        if (!this->training()) {
+            p->set_position_map(PositionMap{});
+            continue;
+        }
+        if (L > N)
+            throw std::length_error(fmt::format("randomized positions: a sequence of length {} does not fit the range "
+                                                "[0, {}) (raise the encoding's randomized option)", L, N));
+        // Floyd's algorithm: L distinct values of [0, N) with L draws, then sorted.
+        std::vector<std::size_t> pos;
+        pos.reserve(L);
+        for (std::size_t j = N - L; j < N; ++j) {
+            const std::size_t t = static_cast<std::size_t>(dropout_rng_.below(j + 1));
+            pos.push_back(std::find(pos.begin(), pos.end(), t) == pos.end() ? t : j);
+        }
+        std::sort(pos.begin(), pos.end());
+        p->set_position_map(PositionMap{std::make_shared<const std::vector<std::size_t>>(std::move(pos))});
+    }
 }
 
 template <class T>
@@ -202,6 +249,9 @@ DecoderState<T> Transformer<T>::start_decoding(const Var<T>& memory, const Atten
 template <class T>
 Var<T> Transformer<T>::decode_step(const std::vector<std::int32_t>& tokens, DecoderState<T>& state) const {
     const std::size_t B = tokens.size();
+    if (state.step == 0)  // decoding sees the real positions 0.., whatever the mode
+        for (auto& p : dec_pos)
+            if (p->randomized_range()) p->set_position_map(PositionMap{});
     Var<T> y = embed_target(tokens, B, 1, state.step);  // (B, 1, D) at position `step`
     for (std::size_t i = 0; i < dec_layers.size(); ++i)
         y = dec_layers[i]->forward(y, state.memory, &state.memory_mask, &state.layers[i], state.step);
@@ -223,6 +273,8 @@ std::size_t Transformer<T>::max_target_length() const {
     for (auto& p : dec_pos) m = std::min(m, p->max_length());
     return m;
 }
+
+const char* family_name(Family f) { return f == Family::DecoderOnly ? "decoder_only" : "encoder_decoder"; }
 
 template struct DecoderState<float>;
 template struct DecoderState<double>;

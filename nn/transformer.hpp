@@ -1,5 +1,7 @@
-// Encoder layer, decoder layer and the sequence-to-sequence Transformer (Vaswani et al. 2017), with
-// pluggable position encodings and incremental decoding.
+// Encoder layer, decoder layer and the Transformer (Vaswani et al. 2017) in two families: the
+// encoder-decoder (sequence-to-sequence) model and the decoder-only (causal language) model, which is the
+// decoder stack without its encoder-decoder attention. Both share the layers, the pluggable position
+// encodings and incremental decoding.
 #pragma once
 
 #include <memory>
@@ -51,16 +53,18 @@ struct DecoderLayerCache {
 template <class T>
 class DecoderLayer : public Module<T> {
 public:
+    // cross = false: a decoder-only layer (causal self-attention and feed-forward; its norms are named
+    // norm1 and norm2), which forward() runs without a memory.
     DecoderLayer(const LayerDims& d, std::size_t index, const std::vector<std::shared_ptr<PositionEncoding<T>>>& pos,
-                 Rng& init_rng, Rng& dropout_rng);
+                 Rng& init_rng, Rng& dropout_rng, bool cross = true);
     // x (B, Lt, D) at positions offset.., memory (B, Ls, D) -> (B, Lt, D)
     Var<T> forward(const Var<T>& x, const Var<T>& memory, const AttentionMask<T>* memory_mask,
                    DecoderLayerCache<T>* cache = nullptr, std::size_t offset = 0, Var<T>* self_weights = nullptr,
                    Var<T>* cross_weights = nullptr) const;
 
-    std::shared_ptr<MultiHeadAttention<T>> self_attn, cross_attn;
+    std::shared_ptr<MultiHeadAttention<T>> self_attn, cross_attn;  // cross_attn: null in a decoder-only layer
     std::shared_ptr<FeedForward<T>> ffn;
-    std::shared_ptr<LayerNorm<T>> norm1, norm2, norm3;
+    std::shared_ptr<LayerNorm<T>> norm1, norm2, norm3;                // norm2: null in a decoder-only layer
     std::shared_ptr<Dropout<T>> drop;
     NormOrder order;
 };
@@ -69,10 +73,16 @@ public:
 template <class T>
 using PositionFactory = std::function<std::vector<std::shared_ptr<PositionEncoding<T>>>(const PositionContext&)>;
 
+// Which stack a model is: encoder + decoder (translation, seq2seq tasks), or a decoder alone (language
+// models and prompt -> answer tasks), with no encoder, no source embedding and no cross-attention.
+enum class Family { EncoderDecoder, DecoderOnly };
+const char* family_name(Family f);  // "encoder_decoder" | "decoder_only"
+
 struct TransformerConfig {
-    std::size_t src_vocab = 8000, tgt_vocab = 8000;
+    Family family = Family::EncoderDecoder;
+    std::size_t src_vocab = 8000, tgt_vocab = 8000;  // decoder-only: tgt_vocab is the vocabulary
     LayerDims dims;
-    std::size_t encoder_layers = 3, decoder_layers = 3;
+    std::size_t encoder_layers = 3, decoder_layers = 3;  // decoder-only: encoder_layers is not used
     std::string share_embeddings = "all";  // none | decoder (target embedding = output projection) | all
     bool scale_embeddings = true;          // multiply embeddings by sqrt(d_model)
     std::int32_t pad_id = 0;
@@ -83,7 +93,7 @@ struct TransformerConfig {
 template <class T>
 struct DecoderState {
     std::vector<DecoderLayerCache<T>> layers;
-    Var<T> memory;               // (B, Ls, D)
+    Var<T> memory;               // (B, Ls, D); undefined for a decoder-only model
     AttentionMask<T> memory_mask;
     std::size_t step = 0;        // tokens already fed
     // Keeps only the given batch rows (in that order): beam search reordering.
@@ -101,12 +111,24 @@ public:
     // tgt_in ids (B*Lt) -> logits (B, Lt, V) given the memory.
     Var<T> decode(const std::vector<std::int32_t>& tgt_in, std::size_t B, std::size_t Lt, const Var<T>& memory,
                   const AttentionMask<T>& src_mask, std::vector<Var<T>>* self_weights = nullptr) const;
-    // Incremental decoding: start from the memory, then feed one token per row per step.
+    // Decoder-only: ids (B*L, right-padded) -> logits (B, L, V), each position seeing itself and the
+    // positions before it (padding after a row's end is never seen by its real tokens).
+    Var<T> forward_causal(const std::vector<std::int32_t>& ids, std::size_t B, std::size_t L,
+                          std::vector<Var<T>>* self_weights = nullptr) const;
+    // Incremental decoding: start from the memory (decoder-only: start_decoding() with no arguments),
+    // then feed one token per row per step.
     DecoderState<T> start_decoding(const Var<T>& memory, const AttentionMask<T>& src_mask) const;
+    DecoderState<T> start_decoding() const { return start_decoding(Var<T>(), AttentionMask<T>()); }
     Var<T> decode_step(const std::vector<std::int32_t>& tokens, DecoderState<T>& state) const;  // -> (B, V)
 
     // Key padding mask for a padded id matrix (B, L).
     AttentionMask<T> padding_mask(const std::vector<std::int32_t>& ids, std::size_t B, std::size_t L) const;
+
+    // Randomized positions (Ruoss et al. 2023): while training, each forward pass of a side draws a sorted
+    // random subset of [0, N) as the positions of its L indices for every encoding with randomized: N
+    // (one draw per batch, from the dropout stream, so a resumed run draws the same); in eval mode the
+    // positions are 0.. as always.
+    void draw_positions(const std::vector<std::shared_ptr<PositionEncoding<T>>>& side, std::size_t L) const;
 
     Rng& dropout_rng() { return dropout_rng_; }
     const TransformerConfig& config() const { return cfg_; }
@@ -126,7 +148,8 @@ private:
     Var<T> embed_target(const std::vector<std::int32_t>& ids, std::size_t B, std::size_t L, std::size_t offset) const;
     Var<T> project(const Var<T>& h) const;
     TransformerConfig cfg_;
-    Rng init_rng_, dropout_rng_;
+    Rng init_rng_;
+    mutable Rng dropout_rng_;  // dropout layers hold it by reference; draw_positions draws from it too
 };
 
 extern template class EncoderLayer<float>;

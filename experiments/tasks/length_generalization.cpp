@@ -1,0 +1,180 @@
+// The decoder-only algorithmic suite for length generalization (Kazemnejad et al. 2023; Ruoss et al. 2023):
+// copy, reverse, sort, parity, addition, duplicate_string, ... (experiments/tasks/algorithmic.hpp has the
+// generators). Train on input lengths data.synthetic.train_len, validate on held-out examples of those
+// lengths, test on data.synthetic.test_len (e.g. L+1 .. 2L), the same number of test examples per length.
+//   accuracy          exact match of the greedy answer (prompt fed through the cache, answer ended by EOS), %
+//   accuracy@n        the same for inputs of length n
+//   extension_ratio   the longest n such that every evaluated length <= n (the validation lengths and the
+//                     split's) has accuracy >= 90%, divided by L = train_len max; 0 when the shortest fails
+//   loss, ppl         teacher-forced, on the answer tokens
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "experiments/decode.hpp"
+#include "experiments/synthetic.hpp"
+#include "experiments/tasks/algorithmic.hpp"
+#include "experiments/tasks/task.hpp"
+#include "experiments/trainer.hpp"
+
+namespace relpos {
+
+namespace {
+
+constexpr std::uint64_t ALGO_DATA_SEED = 20230531;  // data stays fixed across model seeds
+
+// Exact-match accuracy (%) per input length of a split.
+std::map<std::size_t, double> accuracy_by_length(const nn::Transformer<float>& model, const EvalSplit& s,
+                                                 std::size_t batch_tokens, std::size_t* right_total) {
+    std::map<std::size_t, std::pair<std::size_t, std::size_t>> counts;  // length -> (right, all)
+    // Batches of similar total length, within the token budget.
+    std::vector<std::size_t> order(s.examples.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return s.examples[a].src.size() + s.examples[a].tgt.size() < s.examples[b].src.size() + s.examples[b].tgt.size();
+    });
+    std::size_t at = 0, right = 0;
+    while (at < order.size()) {
+        const Example& last = s.examples[order[at]];
+        const std::size_t len = last.src.size() + last.tgt.size();
+        std::size_t rows = std::max<std::size_t>(1, batch_tokens / std::max<std::size_t>(len, 1));
+        std::vector<std::vector<std::int32_t>> prompts;
+        std::vector<std::size_t> idx;
+        std::size_t max_answer = 0;
+        for (; at < order.size() && prompts.size() < rows; ++at) {
+            prompts.push_back(s.examples[order[at]].src);
+            idx.push_back(order[at]);
+            max_answer = std::max(max_answer, s.examples[order[at]].tgt.size());
+        }
+        const auto out = continue_greedy(model, prompts, max_answer, EOS_ID);
+        for (std::size_t k = 0; k < idx.size(); ++k) {
+            const Example& e = s.examples[idx[k]];
+            // The target ends with EOS; the continuation stops at EOS and does not return it.
+            const bool ok = out[k].size() + 1 == e.tgt.size() && std::equal(out[k].begin(), out[k].end(), e.tgt.begin());
+            auto& c = counts[s.lengths[idx[k]]];
+            c.first += ok;
+            c.second += 1;
+            right += ok;
+        }
+    }
+    if (right_total) *right_total = right;
+    std::map<std::size_t, double> acc;
+    for (auto& [n, c] : counts) acc[n] = 100.0 * double(c.first) / double(c.second);
+    return acc;
+}
+
+class AlgorithmicTask : public Task {
+public:
+    explicit AlgorithmicTask(std::string name) : name_(std::move(name)) {}
+
+    Dataset load(const ExperimentConfig& cfg, const std::string&, const Log& log) const override {
+        const auto& dc = cfg.data;
+        const auto& s = dc.synthetic;
+        const std::size_t ns = static_cast<std::size_t>(s.n_symbols);
+        auto located = [&](auto&& f) {
+            try {
+                return f();
+            } catch (const DataError& e) {
+                throw DataError(fmt::format("{}: data.synthetic: {}", cfg.source, e.what()));
+            }
+        };
+        Dataset d;
+        d.valid_split = dc.valid_split;
+        d.synthetic = true;
+        d.vocab = located([&] { return algorithmic_vocab_size(name_, ns); });
+        d.train = located([&] { return generate_algorithmic(name_, s.train_size, s.train_len.min, s.train_len.max, ns, ALGO_DATA_SEED); });
+        // Evaluation splits: the same number of examples at every length of the range, so each accuracy@n
+        // has the same weight and the same sampling error.
+        auto make_split = [&](std::size_t n, const LengthRange& r, std::uint64_t seed) {
+            EvalSplit e;
+            const std::size_t lengths = static_cast<std::size_t>(r.max - r.min + 1);
+            const std::size_t per = std::max<std::size_t>(1, (n + lengths - 1) / lengths);
+            for (long len = r.min; len <= r.max; ++len) {
+                auto ex = located([&] { return generate_algorithmic(name_, per, len, len, ns, seed + static_cast<std::uint64_t>(len)); });
+                for (auto& x : ex) {
+                    e.examples.push_back(std::move(x));
+                    e.lengths.push_back(static_cast<std::size_t>(len));
+                }
+            }
+            return e;
+        };
+        std::set<std::string> wanted(cfg.eval.splits.begin(), cfg.eval.splits.end());
+        wanted.insert(dc.valid_split);
+        d.splits[dc.valid_split] = make_split(s.valid_size, s.train_len, ALGO_DATA_SEED + 1000);
+        for (const auto& name : wanted)
+            if (name != dc.valid_split && name != "train") d.splits[name] = make_split(s.test_size, s.test_len, ALGO_DATA_SEED + 2000);
+        if (log)
+            log(fmt::format("{} (decoder-only): {} training examples (lengths {}-{}), vocabulary {}", name_, d.train.size(),
+                            s.train_len.min, s.train_len.max, d.vocab));
+        return d;
+    }
+
+    std::map<std::string, double> evaluate(const EvalRequest& r) const override {
+        const auto& metrics = r.cfg.eval.metrics;
+        auto wants = [&](const char* m) { return std::find(metrics.begin(), metrics.end(), m) != metrics.end(); };
+        const std::size_t bt = static_cast<std::size_t>(r.cfg.eval.batch_tokens);
+        const EvalSplit& split = r.data.splits.at(r.split);
+        std::map<std::string, double> out;
+        if (wants("loss") || wants("ppl")) {
+            const EvalLoss el = evaluate_loss(r.model, split.examples, bt);
+            if (wants("loss")) out["loss"] = el.loss;
+            if (wants("ppl")) out["ppl"] = el.ppl;
+        }
+        if (wants("accuracy") || wants("extension_ratio")) {
+            std::size_t right = 0;
+            const auto acc = accuracy_by_length(r.model, split, bt, &right);
+            if (wants("accuracy")) {
+                out["accuracy"] = split.examples.empty() ? 0.0 : 100.0 * double(right) / double(split.examples.size());
+                for (auto& [n, a] : acc) out[fmt::format("accuracy@{}", n)] = a;
+            }
+            if (wants("extension_ratio")) {
+                std::map<std::size_t, double> all = acc;
+                if (r.split != r.data.valid_split)
+                    for (auto& [n, a] : accuracy_by_length(r.model, r.data.splits.at(r.data.valid_split), bt, nullptr))
+                        all.emplace(n, a);
+                std::size_t reach = 0;
+                for (auto& [n, a] : all) {
+                    if (a < 90.0) break;
+                    reach = n;
+                }
+                out["extension_ratio"] = double(reach) / double(r.cfg.data.synthetic.train_len.max);
+            }
+        }
+        return out;
+    }
+
+private:
+    std::string name_;
+};
+
+}  // namespace
+
+void register_algorithmic(TaskRegistry& r) {
+    const std::vector<std::string> metrics{"accuracy", "extension_ratio", "loss", "ppl"};
+    for (const auto& t : algorithmic_tasks()) {
+        const std::string name = t.name;
+        auto make_algo = [name](nn::Family) -> std::unique_ptr<Task> { return std::make_unique<AlgorithmicTask>(name); };
+        if (const TaskEntry* old = r.find(name)) {
+            // A sequence-to-sequence task of the same name (copy, reverse): one entry, two families.
+            TaskEntry e = *old;
+            e.families.push_back(nn::Family::DecoderOnly);
+            e.metrics[nn::Family::DecoderOnly] = metrics;
+            e.summary += fmt::format("; decoder_only: {}", t.summary);
+            auto seq2seq = old->make;
+            e.make = [seq2seq, make_algo](nn::Family f) { return f == nn::Family::DecoderOnly ? make_algo(f) : seq2seq(f); };
+            r.add(std::move(e));
+            continue;
+        }
+        TaskEntry e;
+        e.name = name;
+        e.summary = t.summary;
+        e.families = {nn::Family::DecoderOnly};
+        e.metrics = {{nn::Family::DecoderOnly, metrics}};
+        e.options = synthetic_tasks().front().options;  // data.synthetic: n_symbols, sizes, train_len, test_len
+        e.make = make_algo;
+        r.add(std::move(e));
+    }
+}
+
+}  // namespace relpos

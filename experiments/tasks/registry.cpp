@@ -1,0 +1,88 @@
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "experiments/tasks/task.hpp"
+#include "nn/options.hpp"
+
+namespace relpos {
+
+// ---- the registration lines: one per task file
+void register_multi30k(TaskRegistry&);
+void register_synthetic_seq2seq(TaskRegistry&);
+void register_brown(TaskRegistry&);
+void register_algorithmic(TaskRegistry&);
+
+TaskRegistry& task_registry() {
+    static TaskRegistry reg = [] {
+        TaskRegistry r;
+        register_multi30k(r);
+        register_synthetic_seq2seq(r);
+        register_brown(r);
+        register_algorithmic(r);  // after the seq2seq tasks: adds the decoder-only form of copy and reverse
+        return r;
+    }();
+    return reg;
+}
+
+void TaskRegistry::add(TaskEntry e) {
+    for (auto& x : entries_)
+        if (x.name == e.name) {
+            x = std::move(e);
+            return;
+        }
+    entries_.push_back(std::move(e));
+}
+
+const TaskEntry* TaskRegistry::find(const std::string& name) const {
+    for (auto& x : entries_)
+        if (x.name == name) return &x;
+    return nullptr;
+}
+
+std::vector<std::string> TaskRegistry::names() const {
+    std::vector<std::string> n;
+    for (auto& x : entries_) n.push_back(x.name);
+    return n;
+}
+
+nn::Family model_family(const ModelConfig& m) {
+    return m.family == "decoder_only" ? nn::Family::DecoderOnly : nn::Family::EncoderDecoder;
+}
+
+namespace {
+std::string join(const std::vector<std::string>& v) {
+    std::string s;
+    for (auto& x : v) s += (s.empty() ? "" : ", ") + x;
+    return s;
+}
+}  // namespace
+
+std::unique_ptr<Task> make_task(const ExperimentConfig& cfg) {
+    const TaskEntry* e = task_registry().find(cfg.data.task);
+    if (!e) {
+        const auto names = task_registry().names();
+        const auto s = nn::did_you_mean(cfg.data.task, names);
+        throw ConfigError(fmt::format("{}: data.task: '{}' is not a registered task{}; registered: {}", cfg.source,
+                                      cfg.data.task, s ? fmt::format(" (did you mean '{}'?)", *s) : "", join(names)));
+    }
+    const nn::Family family = model_family(cfg.model);
+    if (std::find(e->families.begin(), e->families.end(), family) == e->families.end()) {
+        std::vector<std::string> fam;
+        for (auto f : e->families) fam.push_back(nn::family_name(f));
+        throw ConfigError(fmt::format("{}: model.family: task '{}' trains {} models, not {}; set model.family: {}",
+                                      cfg.source, e->name, join(fam), nn::family_name(family), fam.front()));
+    }
+    const auto known = e->metrics.count(family) ? e->metrics.at(family) : std::vector<std::string>{};
+    for (const auto& m : cfg.eval.metrics)
+        if (std::find(known.begin(), known.end(), m) == known.end())
+            throw ConfigError(fmt::format("{}: eval.metrics: task '{}' ({}) does not compute '{}'; it computes {}",
+                                          cfg.source, e->name, nn::family_name(family), m, join(known)));
+    if (cfg.train.valid_bleu && family == nn::Family::DecoderOnly)
+        throw ConfigError(fmt::format("{}: train.valid_bleu: validation BLEU is for encoder-decoder tasks; task '{}' "
+                                      "with model.family decoder_only has none (set it to false)",
+                                      cfg.source, e->name));
+    return e->make(family);
+}
+
+}  // namespace relpos

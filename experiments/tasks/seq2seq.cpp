@@ -1,0 +1,206 @@
+// The encoder-decoder tasks: Multi30k translation and the synthetic sequence-to-sequence tasks
+// (experiments/synthetic.hpp). Both decode every split with beam search and score the hypotheses with
+// BLEU and exact-match metrics (runner.hpp: translate_split, score_split).
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "experiments/batching.hpp"
+#include "experiments/bleu.hpp"
+#include "experiments/corpus.hpp"
+#include "experiments/runner.hpp"
+#include "experiments/synthetic.hpp"
+#include "experiments/tasks/task.hpp"
+
+namespace relpos {
+
+namespace {
+
+const std::vector<std::string> kSeq2SeqMetrics{"bleu", "bleu_tok", "loss", "ppl", "accuracy", "token_accuracy"};
+
+// Decodes a split with the configured beam, writes hyp.<split>.txt and scores it.
+class Seq2SeqTask : public Task {
+public:
+    std::map<std::string, double> evaluate(const EvalRequest& r) const override {
+        const auto& es = r.data.splits.at(r.split);
+        const DecodeOptions dopt = decode_options(r.cfg.eval);
+        if (r.log)
+            r.log(fmt::format("decoding {} ({} sentences, beam {}, alpha {})", r.split, es.examples.size(), dopt.beam,
+                              dopt.alpha));
+        auto hyps = translate_split(r.model, r.data, es.examples, dopt, static_cast<std::size_t>(r.cfg.eval.batch_tokens));
+        write_lines((std::filesystem::path(r.run_dir) / fmt::format("hyp.{}.txt", r.split)).string(), hyps);
+        return score_split(r.model, r.data, es, hyps, r.cfg, r.signatures);
+    }
+    std::vector<std::pair<std::string, double>> validation_metrics(const nn::Transformer<float>& model,
+                                                                   const Dataset& data,
+                                                                   const ExperimentConfig& cfg) const override {
+        if (!cfg.train.valid_bleu) return {};
+        // Greedy decoding of the validation split: the learning curve in BLEU (the final figures still come
+        // from the best checkpoint with the configured beam).
+        const EvalSplit& vs = data.splits.at(data.valid_split);
+        auto hyps = translate_split(model, data, vs.examples, decode_options(cfg.eval, 1),
+                                    static_cast<std::size_t>(cfg.eval.batch_tokens));
+        BleuOptions bo;
+        bo.tokenize = "none";
+        return {{"valid_bleu_tok", corpus_bleu(hyps, vs.refs, bo).score}};
+    }
+};
+
+std::set<std::string> wanted_splits(const ExperimentConfig& cfg) {
+    std::set<std::string> wanted(cfg.eval.splits.begin(), cfg.eval.splits.end());
+    wanted.insert(cfg.data.valid_split);
+    return wanted;
+}
+
+// ---------------------------------------------------------------- multi30k
+
+class Multi30kTask : public Seq2SeqTask {
+public:
+    Dataset load(const ExperimentConfig& cfg, const std::string& cache_dir, const Log& log) const override {
+        Dataset d;
+        const auto& dc = cfg.data;
+        d.valid_split = dc.valid_split;
+        const auto wanted = wanted_splits(cfg);
+        const std::string ctx = fmt::format("key data.dir = {} in {}", dc.dir, cfg.source);
+        // Every file is read and checked (present, UTF-8, line-aligned) before the subword model is
+        // trained and cached, so that a bad file is reported before anything is written.
+        ParallelCorpus train = load_multi30k(dc.dir, "train", dc.src, dc.tgt, dc.tokenized, ctx);
+        std::map<std::string, ParallelCorpus> corpora;
+        std::map<std::string, std::vector<std::string>> raw_refs;
+        for (const auto& name : wanted) {
+            corpora[name] = name == "train" ? train : load_multi30k(dc.dir, name, dc.src, dc.tgt, dc.tokenized, ctx);
+            raw_refs[name] = dc.tokenized ? load_multi30k(dc.dir, name, dc.src, dc.tgt, false, ctx).tgt : corpora[name].tgt;
+        }
+        SubwordOptions so;
+        so.vocab_size = static_cast<std::size_t>(dc.vocab_size);
+        so.model_type = dc.subword_model;
+        try {
+            d.subword = std::make_shared<Subword>(Subword::train_or_load(joint_sentences(train), so, cache_dir));
+        } catch (const DataError& e) {
+            const bool training = std::string(e.what()).rfind("SentencePiece training failed", 0) == 0;
+            throw DataError(fmt::format("{}: {}{}", cfg.source, training ? "data.vocab_size: " : "", e.what()));
+        }
+        if (log)
+            log(fmt::format("subword vocabulary: {} pieces ({} {})", d.subword->vocab_size(),
+                            d.subword->trained() ? "trained, cached at" : "reused from", d.subword->model_path()));
+        d.vocab = d.subword->vocab_size();
+        auto all = encode_corpus(*d.subword, train);
+        std::size_t dropped = 0;
+        d.train = filter_by_length(all, static_cast<std::size_t>(dc.max_len), &dropped);
+        if (dc.max_train_examples > 0 && d.train.size() > static_cast<std::size_t>(dc.max_train_examples))
+            d.train.resize(static_cast<std::size_t>(dc.max_train_examples));
+        if (log)
+            log(fmt::format("multi30k {}->{}{}: {} training pairs ({} longer than {} subwords dropped)", dc.src, dc.tgt,
+                            dc.tokenized ? " (tokenized, lowercased)" : "", d.train.size(), dropped, dc.max_len));
+        for (const auto& name : wanted) {
+            ParallelCorpus& c = corpora.at(name);
+            EvalSplit e;
+            e.examples = encode_corpus(*d.subword, c);
+            e.sources = std::move(c.src);
+            e.refs = std::move(c.tgt);
+            e.refs_raw = std::move(raw_refs.at(name));
+            d.splits[name] = std::move(e);
+        }
+        return d;
+    }
+};
+
+// ---------------------------------------------------------------- synthetic seq2seq
+
+constexpr std::uint64_t SYNTHETIC_DATA_SEED = 20180306;  // data stays fixed across model seeds
+
+double physical_memory_bytes() {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? double(pages) * double(page) : 1e12;
+}
+
+class SyntheticSeq2SeqTask : public Seq2SeqTask {
+public:
+    Dataset load(const ExperimentConfig& cfg, const std::string&, const Log& log) const override {
+        Dataset d;
+        const auto& dc = cfg.data;
+        d.valid_split = dc.valid_split;
+        d.synthetic = true;
+        check_fits(cfg);
+        const auto& s = dc.synthetic;
+        const std::size_t ns = static_cast<std::size_t>(s.n_symbols);
+        // The generator's own limits (e.g. n_symbols) are reported against the config that set them.
+        auto located = [&](auto&& f) {
+            try {
+                return f();
+            } catch (const DataError& e) {
+                throw DataError(fmt::format("{}: data.synthetic: {}", cfg.source, e.what()));
+            }
+        };
+        d.vocab = synthetic_vocab_size(ns);
+        d.train = located([&] { return generate(dc.task, s.train_size, s.train_len.min, s.train_len.max, ns, SYNTHETIC_DATA_SEED); });
+        auto make_split = [&](std::size_t n, const LengthRange& r, std::uint64_t seed) {
+            EvalSplit e;
+            e.examples = located([&] { return generate(dc.task, n, r.min, r.max, ns, seed); });
+            for (auto& ex : e.examples) {
+                e.sources.push_back(format_ids(ex.src));
+                e.refs.push_back(format_ids(ex.tgt));
+            }
+            e.refs_raw = e.refs;
+            return e;
+        };
+        // "val": held-out examples of the training lengths; any other split: the longer test lengths.
+        d.splits[dc.valid_split] = make_split(s.valid_size, s.train_len, SYNTHETIC_DATA_SEED + 1);
+        for (const auto& name : wanted_splits(cfg))
+            if (name != dc.valid_split && name != "train") d.splits[name] = make_split(s.test_size, s.test_len, SYNTHETIC_DATA_SEED + 2);
+        if (log)
+            log(fmt::format("synthetic task {}: {} training examples (lengths {}-{}), vocabulary {}", dc.task,
+                            d.train.size(), s.train_len.min, s.train_len.max, d.vocab));
+        return d;
+    }
+
+private:
+    // Synthetic sizes that cannot fit in memory are config errors, found before generating anything.
+    static void check_fits(const ExperimentConfig& cfg) {
+        const auto& s = cfg.data.synthetic;
+        // an example: two vectors of int32 ids (source, target) plus their headers
+        auto bytes = [](long n, const LengthRange& r) { return double(n) * (2.0 * 4.0 * double(r.max) + 64.0); };
+        const double need = bytes(s.train_size, s.train_len) + bytes(s.valid_size, s.train_len) + bytes(s.test_size, s.test_len);
+        const double have = physical_memory_bytes();
+        if (need <= have / 2) return;
+        const char* key = bytes(s.train_size, s.train_len) >= bytes(s.test_size, s.test_len) ? "train_size" : "test_size";
+        throw ConfigError(fmt::format("{}: data.synthetic.{}: the synthetic examples would need about {:.3g} GiB, more "
+                                      "than half of this machine's {:.0f} GiB; use fewer or shorter examples",
+                                      cfg.source, key, need / (1 << 30), have / (1 << 30)));
+    }
+};
+
+}  // namespace
+
+void register_multi30k(TaskRegistry& r) {
+    TaskEntry e;
+    e.name = "multi30k";
+    e.summary = "Multi30k task 1 translation, German <-> English (data/multi30k), BLEU";
+    e.families = {nn::Family::EncoderDecoder};
+    e.metrics = {{nn::Family::EncoderDecoder, kSeq2SeqMetrics}};
+    e.options = {{"dir", "string", "data/multi30k", "the corpus directory"},
+                 {"src, tgt", "string", "de, en", "the languages (de | en)"},
+                 {"tokenized", "bool", "true", "the bundled lowercased Moses-tokenized text"},
+                 {"vocab_size", "int", "8000", "joint SentencePiece vocabulary"},
+                 {"max_len", "int", "100", "drop training pairs longer than this (subwords)"}};
+    e.make = [](nn::Family) { return std::make_unique<Multi30kTask>(); };
+    r.add(std::move(e));
+}
+
+void register_synthetic_seq2seq(TaskRegistry& r) {
+    for (const auto& t : synthetic_tasks()) {
+        TaskEntry e;
+        e.name = t.name;
+        e.summary = t.summary;
+        e.families = {nn::Family::EncoderDecoder};
+        e.metrics = {{nn::Family::EncoderDecoder, kSeq2SeqMetrics}};
+        e.options = t.options;
+        e.make = [](nn::Family) { return std::make_unique<SyntheticSeq2SeqTask>(); };
+        r.add(std::move(e));
+    }
+}
+
+}  // namespace relpos

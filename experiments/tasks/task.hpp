@@ -1,0 +1,110 @@
+// Tasks as plug-ins. A task owns its data (loading or generating the training set and the evaluation
+// splits), the model family it trains (encoder-decoder or decoder-only), and the metrics it computes on a
+// split; the runner, sweeps, checkpoints, progress, reports and plots work for any task unchanged.
+//
+// Adding a task = one file that defines a Task subclass and a register_<name>(TaskRegistry&) function,
+// plus one registration line in experiments/tasks/registry.cpp (docs/adding-a-task.md walks through
+// an example). A test can register a task of its own with task_registry().add(...).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "experiments/config.hpp"
+#include "experiments/example.hpp"
+#include "experiments/subword.hpp"
+#include "nn/transformer.hpp"
+
+namespace relpos {
+
+using Log = std::function<void(const std::string&)>;
+
+// One evaluation split: encoded examples plus what its metrics compare against.
+struct EvalSplit {
+    std::vector<Example> examples;
+    std::vector<std::string> sources;  // source text, one per example (seq2seq tasks)
+    std::vector<std::string> refs;     // reference text as the run's tokenization sees it (tokenized text
+                                       // for data.tokenized, raw otherwise; id strings for synthetic tasks)
+    std::vector<std::string> refs_raw; // untokenized references (multi30k), for sacreBLEU's 13a BLEU
+    std::vector<std::int32_t> stream;  // language-model tasks: the split as one token stream
+    std::vector<std::size_t> lengths;  // length-generalization tasks: each example's input length
+};
+
+struct Dataset {
+    std::vector<Example> train;
+    std::map<std::string, EvalSplit> splits;  // by name: the validation split, test splits (and "train" when asked)
+    std::string valid_split;
+    std::shared_ptr<Subword> subword;         // null for id-level tasks
+    std::size_t vocab = 0;
+    bool synthetic = false;                   // targets are id strings (no detokenizer, no 13a case rules)
+    nn::Family family = nn::Family::EncoderDecoder;
+    // Longest sequences the model must take (for learned position tables): source, and target + 1 (BOS)
+    // for the encoder-decoder; for a decoder-only task longest_target + 1 is its longest input. A task may
+    // set them itself (a language model evaluated beyond its training context sets its training length);
+    // left at 0, load_dataset computes them over every split.
+    std::size_t longest_source = 0, longest_target = 0;
+
+    std::string detokenize(const std::vector<std::int32_t>& ids) const;  // model output -> text
+};
+
+// What a task's evaluation of one split gets. The model is in eval mode with its best weights loaded.
+struct EvalRequest {
+    const nn::Transformer<float>& model;
+    const Dataset& data;
+    const std::string& split;
+    const ExperimentConfig& cfg;
+    std::string run_dir;                             // where it may write files (hyp.<split>.txt)
+    std::map<std::string, std::string>* signatures;  // metric -> signature (sacreBLEU-style), if any
+    Log log;
+};
+
+class Task {
+public:
+    virtual ~Task() = default;
+    // Loads or generates the training set and every split the config evaluates (data.valid_split and
+    // eval.splits). Errors are ConfigError / DataError sentences naming the config file and key.
+    virtual Dataset load(const ExperimentConfig& cfg, const std::string& cache_dir, const Log& log) const = 0;
+    // The metrics of one split: "<metric>" or "<metric>@<length>" -> value; each name in eval.metrics
+    // produces at least one entry.
+    virtual std::map<std::string, double> evaluate(const EvalRequest& r) const = 0;
+    // Extra metrics logged at every validation during training (train.valid_bleu); none by default.
+    virtual std::vector<std::pair<std::string, double>> validation_metrics(const nn::Transformer<float>& model,
+                                                                           const Dataset& data,
+                                                                           const ExperimentConfig& cfg) const {
+        return {};
+    }
+};
+
+struct TaskEntry {
+    std::string name;
+    std::string summary;                    // one line for `relpos list`
+    std::vector<nn::Family> families;       // the model.family values it trains, the first being its usual one
+    std::map<nn::Family, std::vector<std::string>> metrics;  // the eval.metrics names it computes, by family
+    std::vector<TaskOption> options;        // the data.* keys it reads, for `relpos list`
+    std::function<std::unique_ptr<Task>(nn::Family)> make;
+};
+
+class TaskRegistry {
+public:
+    void add(TaskEntry e);  // replaces an entry of the same name
+    const TaskEntry* find(const std::string& name) const;
+    std::vector<std::string> names() const;
+    const std::vector<TaskEntry>& entries() const { return entries_; }
+
+private:
+    std::vector<TaskEntry> entries_;
+};
+
+// The process-wide registry, with the built-in tasks registered on first use.
+TaskRegistry& task_registry();
+
+nn::Family model_family(const ModelConfig& m);
+
+// The task of a config, checked against it: a registered name, a family it trains, metrics it computes.
+// Throws ConfigError ("<file>: data.task: ...", "<file>: model.family: ...", "<file>: eval.metrics: ...").
+std::unique_ptr<Task> make_task(const ExperimentConfig& cfg);
+
+}  // namespace relpos

@@ -1,0 +1,313 @@
+// The task seam and the decoder-only family: the registry and its errors, a task registered by a test and
+// run end to end, decoder-only batches, incremental decoding equal to the full causal pass for every
+// encoding, a gradient check of a whole decoder-only model, the language-model windows, and the config
+// hashes of finished runs surviving the new keys.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <unistd.h>
+
+#include <yaml-cpp/yaml.h>
+
+#include "experiments/batching.hpp"
+#include "experiments/decode.hpp"
+#include "experiments/runner.hpp"
+#include "experiments/sweep.hpp"
+#include "experiments/tasks/task.hpp"
+#include "experiments/trainer.hpp"
+#include "nn/position.hpp"
+#include "tests/cli_helpers.hpp"
+#include "tests/nn_helpers.hpp"
+
+using namespace relpos;
+using namespace relpos::test;
+namespace fs = std::filesystem;
+using V = Var<double>;
+
+namespace relpos {
+std::vector<Example> stream_windows(const std::vector<std::int32_t>& t, std::size_t length, std::size_t stride);
+}
+
+namespace {
+
+const std::string kSrc = std::string(RELPOS_SOURCE_DIR);
+
+std::string error_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    return "";
+}
+
+std::string write_config(const std::string& name, const std::string& text) {
+    const fs::path d = fs::temp_directory_path() / ("relpos-tasks-" + std::to_string(getpid()));
+    fs::create_directories(d);
+    const fs::path p = d / name;
+    std::ofstream(p) << text;
+    return p.string();
+}
+
+}  // namespace
+
+TEST_CASE("tasks/registry lists every task with its families and metrics", "[tasks]") {
+    std::set<std::string> names;
+    for (const auto& e : task_registry().entries()) {
+        names.insert(e.name);
+        REQUIRE(!e.families.empty());
+        for (auto f : e.families) CHECK(!e.metrics.at(f).empty());
+    }
+    for (const char* n : {"multi30k", "copy", "reverse", "local_sum", "swap_pairs", "brown", "sort", "parity", "addition",
+                          "duplicate_string"})
+        CHECK(names.count(n) == 1);
+    // copy and reverse exist in both families, one entry each
+    const TaskEntry* copy = task_registry().find("copy");
+    REQUIRE(copy);
+    CHECK(copy->families.size() == 2);
+}
+
+TEST_CASE("tasks/make_task names the file and key of what does not fit", "[tasks]") {
+    const std::string base = "name: t\ndata: {task: TASK, valid_split: val, test_splits: [test]}\nmodel: {family: FAMILY}\n";
+    auto cfg = [&](const std::string& task, const std::string& family, const std::string& extra = "") {
+        std::string s = base;
+        s.replace(s.find("TASK"), 4, task);
+        s.replace(s.find("FAMILY"), 6, family);
+        return load_config(write_config("c.yaml", s + extra));
+    };
+    CHECK_THAT(error_of([&] { make_task(cfg("copyy", "encoder_decoder")); }),
+               Catch::Contains("data.task: 'copyy' is not a registered task (did you mean 'copy'?)"));
+    CHECK_THAT(error_of([&] { make_task(cfg("parity", "encoder_decoder")); }),
+               Catch::Contains("model.family: task 'parity' trains decoder_only models, not encoder_decoder"));
+    CHECK_THAT(error_of([&] { make_task(cfg("copy", "decoder_only", "eval: {metrics: [bleu]}\n")); }),
+               Catch::Contains("eval.metrics: task 'copy' (decoder_only) does not compute 'bleu'"));
+    CHECK_THAT(error_of([&] { make_task(cfg("copy", "decoder_only", "train: {valid_bleu: true}\n")); }),
+               Catch::Contains("train.valid_bleu"));
+    CHECK(error_of([&] { make_task(cfg("copy", "decoder_only")); }).empty());  // default metrics fit the task
+}
+
+// A task defined here, registered with one line, and run through `relpos run`'s code path unchanged:
+// the proof that a task is one file and one registration line.
+namespace {
+class CountTask : public Task {  // decoder-only: BOS x SEP -> the number of symbols of x, as one id
+public:
+    Dataset load(const ExperimentConfig& cfg, const std::string&, const Log&) const override {
+        Dataset d;
+        d.valid_split = cfg.data.valid_split;
+        d.vocab = 16;
+        Rng rng(7);
+        auto make = [&](std::size_t n) {
+            EvalSplit s;
+            for (std::size_t i = 0; i < n; ++i) {
+                const std::size_t len = 1 + rng.below(6);
+                Example e;
+                e.src.push_back(BOS_ID);
+                for (std::size_t j = 0; j < len; ++j) e.src.push_back(8);
+                e.src.push_back(4);
+                e.tgt = {static_cast<std::int32_t>(8 + len), EOS_ID};
+                s.examples.push_back(e);
+            }
+            return s;
+        };
+        d.train = make(200).examples;
+        for (const auto& name : cfg.eval.splits) d.splits[name] = make(20);
+        d.splits[d.valid_split] = make(20);
+        return d;
+    }
+    std::map<std::string, double> evaluate(const EvalRequest& r) const override {
+        const auto& s = r.data.splits.at(r.split);
+        std::vector<std::vector<std::int32_t>> prompts;
+        for (auto& e : s.examples) prompts.push_back(e.src);
+        const auto out = continue_greedy(r.model, prompts, 2, EOS_ID);
+        std::size_t ok = 0;
+        for (std::size_t i = 0; i < out.size(); ++i) ok += out[i].size() == 1 && out[i][0] == s.examples[i].tgt[0];
+        return {{"accuracy", 100.0 * double(ok) / double(out.size())}};
+    }
+};
+}  // namespace
+
+TEST_CASE("tasks/a task registered by a test trains and evaluates through the runner", "[tasks][e2e]") {
+    TaskEntry e;
+    e.name = "test_count";
+    e.summary = "count the symbols of the prompt (test task)";
+    e.families = {nn::Family::DecoderOnly};
+    e.metrics = {{nn::Family::DecoderOnly, {"accuracy"}}};
+    e.make = [](nn::Family) { return std::make_unique<CountTask>(); };
+    task_registry().add(e);  // the one registration line
+    const fs::path results = fs::temp_directory_path() / ("relpos-tasks-run-" + std::to_string(getpid()));
+    fs::remove_all(results);
+    const std::string cfg = write_config(
+        "count.yaml", "name: count\nresults_dir: " + results.string() +
+                          "\nthreads: 1\ndata: {task: test_count, valid_split: val, test_splits: [test]}\n"
+                          "model: {family: decoder_only, d_model: 16, heads: 2, d_ff: 32, decoder_layers: 1, dropout: 0,"
+                          " attention_dropout: 0, position: {type: rope}}\n"
+                          "train: {epochs: 1, batch_tokens: 200, lr: 1.0, warmup: 10}\n"
+                          "eval: {splits: [val, test], metrics: [accuracy]}\n");
+    RunOptions opt;
+    opt.quiet = true;
+    REQUIRE(run_experiment(cfg, {}, opt) == 0);
+    const YAML::Node r = YAML::LoadFile((results / "count" / "runs" / "seed=1" / "results.json").string());
+    const double acc = r["metrics"]["test.accuracy"].as<double>();
+    CHECK(acc >= 0.0);
+    CHECK(acc <= 100.0);
+    CHECK(std::fmod(acc, 5.0) == 0.0);  // the test task's own metric: right answers out of its 20 examples
+    CHECK(r["steps"].as<long>() > 0);
+    fs::remove_all(results);
+}
+
+TEST_CASE("tasks/decoder-only batches put context and target in one row", "[tasks][batching]") {
+    std::vector<Example> ex = {{{2, 7, 8, 4}, {9, 3}}, {{2, 5, 4}, {6, 6, 3}}};
+    Batch b = make_batch(ex, {0, 1}, true);
+    REQUIRE(b.Lt == 5);
+    REQUIRE(b.Ls == 0);
+    // row 0: S = 2 7 8 4 9 3 -> inputs 2 7 8 4 9, outputs predicted after the context: _ _ _ 9 3
+    CHECK(std::vector<std::int32_t>(b.tgt_in.begin(), b.tgt_in.begin() + 5) == std::vector<std::int32_t>{2, 7, 8, 4, 9});
+    CHECK(std::vector<std::int32_t>(b.tgt_out.begin(), b.tgt_out.begin() + 5) == std::vector<std::int32_t>{0, 0, 0, 9, 3});
+    // row 1: S = 2 5 4 6 6 3 -> inputs 2 5 4 6 6, outputs _ _ 6 6 3
+    CHECK(std::vector<std::int32_t>(b.tgt_in.begin() + 5, b.tgt_in.end()) == std::vector<std::int32_t>{2, 5, 4, 6, 6});
+    CHECK(std::vector<std::int32_t>(b.tgt_out.begin() + 5, b.tgt_out.end()) == std::vector<std::int32_t>{0, 0, 6, 6, 3});
+    CHECK(b.n_tgt_tokens == 5);
+    BatchOptions bo;
+    bo.max_tokens = 5;  // one 5-token row per batch
+    bo.decoder_only = true;
+    CHECK(plan_eval_batches(ex, bo).size() == 2);
+}
+
+namespace {
+// Feeding a decoder-only model one token at a time through its caches gives the logits of the full causal
+// pass (double, 1e-12), for a position encoding spec.
+void decoder_only_incremental_equals_full(const PositionSpecs& spec) {
+    INFO(spec.front().first);
+    auto cfg = tiny_config(13);
+    cfg.family = nn::Family::DecoderOnly;
+    cfg.decoder_layers = 2;
+    nn::Transformer<double> model(cfg, positions<double>(spec));
+    model.eval();
+    NoGradGuard ng;
+    const std::size_t B = 2, L = 7;
+    std::vector<std::int32_t> ids = {2, 4, 5, 6, 7, 8, 9, 2, 9, 10, 11, 12, 4, 5};
+    Array<double> full = model.forward_causal(ids, B, L).value();  // (B, L, V)
+    auto state = model.start_decoding();
+    for (std::size_t t = 0; t < L; ++t) {
+        Array<double> step = model.decode_step({ids[t], ids[L + t]}, state).value();
+        for (std::size_t b = 0; b < B; ++b)
+            for (std::size_t v = 0; v < 13; ++v) REQUIRE(std::abs(step(b, v) - full(b, t, v)) < 1e-12);
+    }
+}
+}  // namespace
+
+TEST_CASE("tasks/decoder-only incremental decoding equals the full causal pass for every encoding", "[tasks][incremental]") {
+    std::size_t covered = 0;
+    for (const auto& name : nn::position_registry().names()) {
+        std::map<std::string, std::string> opts;
+        if (name == "learned") opts["max_len"] = "16";
+        if (name == "shaw") opts["k"] = "2";
+        decoder_only_incremental_equals_full({{name, opts}});
+        ++covered;
+    }
+    CHECK(covered == nn::position_registry().names().size());
+    decoder_only_incremental_equals_full({{"sinusoidal", {}}, {"t5", {}}});  // two encodings at once
+}
+
+TEST_CASE("tasks/decoder-only model has no encoder and a causal decoder", "[tasks][nn]") {
+    auto cfg = tiny_config(13);
+    cfg.family = nn::Family::DecoderOnly;
+    nn::Transformer<double> model(cfg, positions<double>({{"sinusoidal", {}}}));
+    for (const auto& [name, p] : model.named_parameters()) {
+        INFO(name);
+        CHECK(name.find("encoder") == std::string::npos);
+        CHECK(name.find("cross_attn") == std::string::npos);
+    }
+    model.eval();
+    NoGradGuard ng;
+    // Changing a later token leaves the logits of earlier positions unchanged.
+    std::vector<std::int32_t> a = {2, 4, 5, 6, 7}, b = {2, 4, 5, 9, 9};
+    Array<double> la = model.forward_causal(a, 1, 5).value(), lb = model.forward_causal(b, 1, 5).value();
+    for (std::size_t t = 0; t < 3; ++t)
+        for (std::size_t v = 0; v < 13; ++v) CHECK(la(0, t, v) == lb(0, t, v));
+    CHECK(la(0, 3, 0) != lb(0, 3, 0));
+    CHECK_THROWS_WITH(model.encode(a, 1, 5, model.padding_mask(a, 1, 5)), Catch::Contains("decoder-only model has no encoder"));
+}
+
+TEST_CASE("gradcheck/layer/decoder_only_transformer", "[gradcheck][nn][tasks]") {
+    for (std::string share : {"none", "all"}) {
+        auto cfg = tiny_config();
+        cfg.family = nn::Family::DecoderOnly;
+        cfg.share_embeddings = share;
+        nn::Transformer<double> model(cfg, positions<double>({{"sinusoidal", {}}, {"shaw", {{"k", "2"}}}, {"t5", {}}}));
+        std::vector<std::int32_t> in = {2, 4, 5, 6, 2, 7, 0, 0};
+        std::vector<std::int32_t> out = {0, 5, 6, 3, 0, 8, 3, 0};  // loss on the targets only
+        require_gradcheck(
+            [&] {
+                model.dropout_rng().reseed(7);
+                V logits = model.forward_causal(in, 2, 4);
+                CrossEntropyOptions o;
+                o.ignore_index = 0;
+                o.label_smoothing = 0.1;
+                return cross_entropy(logits, out, o);
+            },
+            model.parameters());
+    }
+}
+
+TEST_CASE("tasks/language-model windows score every token once with the right context", "[tasks][lm]") {
+    std::vector<std::int32_t> t(103);
+    for (std::size_t i = 0; i < t.size(); ++i) t[i] = static_cast<std::int32_t>(100 + i);  // id = 100 + position
+    for (std::size_t N : {8, 16, 200})
+        for (std::size_t stride : {N, N / 2, std::size_t(3)}) {
+            INFO("N " << N << " stride " << stride);
+            std::vector<int> scored(t.size(), 0);
+            for (const auto& e : stream_windows(t, N, stride)) {
+                const std::size_t inputs = e.src.size() + e.tgt.size() - 1;
+                CHECK(inputs <= N);
+                // contiguous: the window is t[first .. first + inputs]
+                const std::size_t first = static_cast<std::size_t>(e.src.front() - 100);
+                for (std::size_t k = 0; k < e.src.size(); ++k) CHECK(e.src[k] == t[first + k]);
+                for (std::size_t k = 0; k < e.tgt.size(); ++k) {
+                    CHECK(e.tgt[k] == t[first + e.src.size() + k]);
+                    ++scored[first + e.src.size() + k];
+                }
+                // after the first window, a sliding window's scored tokens see N - stride tokens before them
+                if (first > 0 && stride < N) CHECK(e.src.size() == N - e.tgt.size() + 1);
+            }
+            CHECK(scored[0] == 0);
+            for (std::size_t i = 1; i < t.size(); ++i) CHECK(scored[i] == 1);
+        }
+}
+
+TEST_CASE("tasks/decoder-only algorithmic run: per-length accuracy and the extension ratio", "[tasks][e2e]") {
+    const fs::path results = fs::temp_directory_path() / ("relpos-tasks-algo-" + std::to_string(getpid()));
+    fs::remove_all(results);
+    RunOptions opt;
+    opt.quiet = true;
+    REQUIRE(run_experiment(kSrc + "/tests/fixtures/tiny_decoder_only.yaml", {"results_dir=" + results.string()}, opt) == 0);
+    const YAML::Node m = YAML::LoadFile((results / "tiny_decoder_only" / "runs" / "seed=3" / "results.json").string())["metrics"];
+    // every test length 6..8 has its accuracy, and the overall accuracy is their mean (equal counts)
+    double sum = 0;
+    for (int n = 6; n <= 8; ++n) {
+        const std::string key = "test.accuracy@" + std::to_string(n);
+        REQUIRE(m[key]);
+        sum += m[key].as<double>();
+    }
+    CHECK(m["test.accuracy"].as<double>() == Approx(sum / 3).margin(1e-3));
+    for (int n = 2; n <= 5; ++n) CHECK(m["val.accuracy@" + std::to_string(n)]);
+    // the extension ratio is a length that reaches 90% (or 0), divided by the training length 5
+    const double ratio = m["test.extension_ratio"].as<double>();
+    CHECK((ratio == 0.0 || (ratio * 5 >= 2 - 1e-9 && ratio * 5 <= 8 + 1e-9)));
+    if (ratio > 0) CHECK(m["val.accuracy@2"].as<double>() >= 90.0);
+    fs::remove_all(results);
+}
+
+TEST_CASE("tasks/the new keys leave the names of finished runs unchanged", "[tasks][config]") {
+    // Run store names of converged Table 1 runs trained before model.family and data.lm existed
+    // (results/converged/runs): a config that does not use the new keys must hash as it did.
+    const std::string cfg = kSrc + "/configs/converged/table1.yaml";
+    ExperimentConfig top = load_config(cfg);
+    std::map<std::string, std::string> ids;
+    for (const auto& p : expand_sweep(top, cfg, {})) ids[p.id] = run_identity(p.config);
+    CHECK(ids.at("seed=1_position=type-none") == "36b50295eb656fe3");
+    CHECK(ids.at("seed=1_position=type-sinusoidal") == "8fde36e5ba9ce35c");
+    CHECK(ids.at("seed=1_position=type-shaw-k-16") == "6b4637bb645d423e");
+    CHECK(ids.at("seed=2_position=type-none") == "8c7ccdb2a70375e6");
+}
