@@ -24,7 +24,7 @@ const std::vector<std::string> kLanguages{"de", "en"};
 // Every metric some task computes; which task computes which is checked by make_task (experiments/tasks).
 const std::vector<std::string> kMetrics{"bleu",        "bleu_tok", "loss",           "ppl", "accuracy", "token_accuracy",
                                         "ppl_sliding", "extension_ratio"};
-const std::vector<std::string> kPlots{"learning_curves", "metric_vs_row", "attention"};
+const std::vector<std::string> kPlots{"learning_curves", "metric_vs_row", "attention", "metric_vs_length"};
 // Keys that describe the experiment rather than one run: sweeping them would not change a run or would
 // move runs out of the experiment's directory.
 const std::vector<std::string> kUnsweepable{"name", "description", "results_dir", "run_store", "sweep", "report"};
@@ -593,9 +593,15 @@ void cross_check(const ExperimentConfig& c, YamlOptions& data, YamlOptions& mode
         if (std::find(c.eval.splits.begin(), c.eval.splits.end(), split) == c.eval.splits.end())
             report.fail("metrics", fmt::format("'{}' names split '{}', which eval.splits ({}) does not evaluate", name,
                                                split, join(c.eval.splits)));
-        if (std::find(c.eval.metrics.begin(), c.eval.metrics.end(), metric) == c.eval.metrics.end())
+        // "<metric>@<n>": a metric a task writes per length (ppl@128, accuracy@12)
+        const auto at = metric.find('@');
+        const std::string base = metric.substr(0, at);
+        if (at != std::string::npos &&
+            (at + 1 == metric.size() || metric.find_first_not_of("0123456789", at + 1) != std::string::npos))
+            report.fail("metrics", fmt::format("'{}': a length after '@' must be an integer, e.g. test.ppl@128", name));
+        if (std::find(c.eval.metrics.begin(), c.eval.metrics.end(), base) == c.eval.metrics.end())
             report.fail("metrics", fmt::format("'{}' names metric '{}', which eval.metrics ({}) does not compute", name,
-                                               metric, join(c.eval.metrics)));
+                                               base, join(c.eval.metrics)));
     }
 }
 

@@ -74,6 +74,13 @@ std::vector<RunResult> read_runs(const fs::path& dir) {
     return out;
 }
 
+// A label as a file-name part: letters, digits, '-', '_' and '.' kept, anything else '_'.
+std::string safe_name(const std::string& s) {
+    std::string r;
+    for (char c : s) r += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
+    return r;
+}
+
 bool is_number(const std::string& s) {
     char* end = nullptr;
     std::strtod(s.c_str(), &end);
@@ -775,7 +782,55 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
         run_gnuplot(s);
         made.push_back((pdir / "metric_vs_row.png").string());
     }
-    // 3. attention heat maps of one sentence (last encoder layer, mean over heads), one per run
+    // 3. metric against length: the metrics written <split>.<metric>@<n> (perplexity by evaluation window,
+    //    accuracy by input length), one line per row with a band of ± one sd over seeds, length on a log
+    //    axis; one plot per metric (and per column of the table).
+    if (wanted("metric_vs_length")) {
+        std::map<std::string, std::vector<std::pair<double, std::string>>> families;  // "test.ppl" -> (n, metric)
+        for (const auto& m : t.metrics) {
+            const auto at = m.rfind('@');
+            if (at == std::string::npos || !is_number(m.substr(at + 1))) continue;
+            families[m.substr(0, at)].emplace_back(std::strtod(m.c_str() + at + 1, nullptr), m);
+        }
+        static const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
+                                        "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#000000", "#aec7e8"};
+        for (auto& [base, points] : families) {
+            std::sort(points.begin(), points.end());
+            for (const auto& col : t.cols) {
+                const std::string stem = "metric_vs_length" + (col.empty() ? "" : "." + safe_name(col)) + "." + safe_name(base);
+                std::string plot;
+                std::size_t i = 0;
+                for (const auto& row : t.rows) {
+                    const fs::path d = pdir / (stem + "." + safe_name(row) + ".dat");
+                    std::ofstream out(d);
+                    std::size_t n = 0;
+                    for (const auto& [x, m] : points) {
+                        auto c = t.cells.find({row, col, m});
+                        if (c == t.cells.end() || c->second.n == 0) continue;
+                        out << x << " " << c->second.mean << " " << c->second.mean - c->second.std << " "
+                            << c->second.mean + c->second.std << "\n";
+                        ++n;
+                    }
+                    if (n == 0) continue;
+                    const char* colour = colours[i++ % (sizeof colours / sizeof *colours)];
+                    plot += fmt::format("{}'{}' using 1:3:4 with filledcurves fc rgb '{}' fs transparent solid 0.15 notitle, "
+                                        "'' using 1:2 with linespoints lc rgb '{}' lw 2 pt 7 title '{}'",
+                                        plot.empty() ? "" : ", ", d.string(), colour, colour, row);
+                }
+                if (plot.empty()) continue;
+                const bool ppl = base.find("ppl") != std::string::npos;
+                const fs::path sfile = pdir / (stem + ".gp");
+                std::ofstream(sfile) << fmt::format(
+                    "set terminal pngcairo size 900,600 noenhanced\nset output '{}'\nset title '{}{}'\nset xlabel 'length "
+                    "(log scale)'\nset ylabel '{}'\nset logscale x 2\n{}set grid\nset key outside right\nplot {}\n",
+                    (pdir / (stem + ".png")).string(), t.title, col.empty() ? "" : " — " + col, base,
+                    ppl ? "set logscale y\n" : "", plot);
+                run_gnuplot(sfile);
+                made.push_back((pdir / (stem + ".png")).string());
+            }
+        }
+    }
+    // 4. attention heat maps of one sentence (last encoder layer, mean over heads), one per run
     for (const auto& r : runs) {
         if (!wanted("attention")) break;
         const fs::path a = dir / "runs" / r.id / "attention.tsv";
