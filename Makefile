@@ -26,6 +26,7 @@ build: deps $(BUILD)/CMakeCache.txt
 # relpos binary: the test suite and the benchmarks are not needed for it (a fresh clone saves minutes).
 run: deps $(BUILD)/CMakeCache.txt
 	@cmake --build $(BUILD) -j $(JOBS) --target relpos
+	@if grep -q "task: *brown" $(CONFIG); then bash scripts/install-data.sh brown; fi
 	$(BUILD)/relpos run $(CONFIG)
 	$(BUILD)/relpos report $(RESULTS)/$(shell sed -n 's/^name: *//p' $(CONFIG) | head -1)
 
