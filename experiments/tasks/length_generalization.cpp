@@ -22,6 +22,12 @@ namespace relpos {
 
 namespace {
 
+// The data.synthetic options, as the sequence-to-sequence copy task documents them.
+std::vector<TaskOption> task_registry_options_of_copy(const TaskRegistry& r) {
+    const TaskEntry* copy = r.find("copy");
+    return copy ? copy->options : std::vector<TaskOption>{};
+}
+
 constexpr std::uint64_t ALGO_DATA_SEED = 20230531;  // data stays fixed across model seeds
 
 // Exact-match accuracy (%) per input length of a split.
@@ -171,7 +177,7 @@ void register_algorithmic(TaskRegistry& r) {
         e.summary = t.summary;
         e.families = {nn::Family::DecoderOnly};
         e.metrics = {{nn::Family::DecoderOnly, metrics}};
-        e.options = synthetic_tasks().front().options;  // data.synthetic: n_symbols, sizes, train_len, test_len
+        e.options = task_registry_options_of_copy(r);  // data.synthetic: n_symbols, sizes, train_len, test_len
         e.make = make_algo;
         r.add(std::move(e));
     }

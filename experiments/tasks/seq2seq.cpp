@@ -197,7 +197,10 @@ void register_synthetic_seq2seq(TaskRegistry& r) {
         e.summary = t.summary;
         e.families = {nn::Family::EncoderDecoder};
         e.metrics = {{nn::Family::EncoderDecoder, kSeq2SeqMetrics}};
-        e.options = t.options;
+        for (auto o : t.options) {  // they live under data.synthetic
+            o.key = "synthetic." + o.key;
+            e.options.push_back(o);
+        }
         e.make = [](nn::Family) { return std::make_unique<SyntheticSeq2SeqTask>(); };
         r.add(std::move(e));
     }
