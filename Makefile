@@ -62,7 +62,7 @@ fuzz:
 	    $$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get install -y clang libclang-rt-14-dev; }
 	mkdir -p build-fuzz/corpus build-fuzz/seeds
 	clang++ -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I. \
-	  fuzz/fuzz_config.cpp experiments/config.cpp experiments/yaml_options.cpp experiments/sweep.cpp experiments/corpus.cpp nn/options.cpp \
+	  fuzz/fuzz_config.cpp experiments/config/config.cpp experiments/config/yaml_options.cpp experiments/config/sweep.cpp experiments/data/corpus.cpp nn/options.cpp \
 	  -lyaml-cpp -lfmt -lz -o build-fuzz/fuzz_config
 	for f in configs/*.yaml tests/fixtures/*.yaml tests/fixtures/configs/*.yaml tests/fixtures/broken/*.yaml \
 	  tests/fixtures/broken/configs/*.yaml; do cp $$f build-fuzz/seeds/$$(echo $$f | tr / _); done

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "experiments/config.hpp"
-#include "experiments/corpus.hpp"
-#include "experiments/sweep.hpp"
+#include "experiments/config/config.hpp"
+#include "experiments/data/corpus.hpp"
+#include "experiments/config/sweep.hpp"
 #include "nn/options.hpp"
 
 namespace {

@@ -3,7 +3,7 @@
 rule of train.stop from a pilot that trained past its plateau (results/pilot_convergence/README.md).
 
 For each run and each (patience, min_delta): the validation at which the rule of relpos's trainer
-(experiments/trainer.cpp) would have stopped -- `patience` validations in a row that do not lower the
+(experiments/train/trainer.cpp) would have stopped -- `patience` validations in a row that do not lower the
 best validation loss by more than `min_delta` -- the best step up to there (the checkpoint the run would
 evaluate), its validation loss and greedy validation BLEU, and what the full curve reached.
 

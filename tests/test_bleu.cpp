@@ -7,10 +7,10 @@
 
 #include <catch2/catch.hpp>
 
-#include "experiments/bleu.hpp"
-#include "experiments/runner.hpp"
-#include "experiments/corpus.hpp"
-#include "experiments/significance.hpp"
+#include "experiments/eval/bleu.hpp"
+#include "experiments/train/runner.hpp"
+#include "experiments/data/corpus.hpp"
+#include "experiments/eval/significance.hpp"
 
 using namespace relpos;
 

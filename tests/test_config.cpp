@@ -9,8 +9,8 @@
 #include <set>
 #include <string>
 
-#include "experiments/config.hpp"
-#include "experiments/sweep.hpp"
+#include "experiments/config/config.hpp"
+#include "experiments/config/sweep.hpp"
 
 using namespace relpos;
 

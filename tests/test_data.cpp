@@ -16,11 +16,11 @@
 #include <catch2/catch.hpp>
 
 #include "autodiff/rng.hpp"
-#include "experiments/batching.hpp"
-#include "experiments/bleu.hpp"
-#include "experiments/corpus.hpp"
-#include "experiments/subword.hpp"
-#include "experiments/synthetic.hpp"
+#include "experiments/data/batching.hpp"
+#include "experiments/eval/bleu.hpp"
+#include "experiments/data/corpus.hpp"
+#include "experiments/data/subword.hpp"
+#include "experiments/data/synthetic.hpp"
 
 using namespace relpos;
 namespace fs = std::filesystem;

@@ -15,11 +15,11 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "experiments/checkpoint.hpp"
-#include "experiments/decode.hpp"
-#include "experiments/report.hpp"
-#include "experiments/runner.hpp"
-#include "experiments/trainer.hpp"
+#include "experiments/train/checkpoint.hpp"
+#include "experiments/eval/decode.hpp"
+#include "experiments/report/report.hpp"
+#include "experiments/train/runner.hpp"
+#include "experiments/train/trainer.hpp"
 #include "tests/nn_helpers.hpp"
 
 using namespace relpos;

@@ -14,7 +14,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "experiments/runner.hpp"
+#include "experiments/train/runner.hpp"
 #include "nn/transformer.hpp"
 #include "tests/nn_helpers.hpp"
 

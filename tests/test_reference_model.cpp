@@ -17,8 +17,8 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "experiments/checkpoint.hpp"
-#include "experiments/decode.hpp"
+#include "experiments/train/checkpoint.hpp"
+#include "experiments/eval/decode.hpp"
 #include "nn/optim.hpp"
 #include "tests/nn_helpers.hpp"
 

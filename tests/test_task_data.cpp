@@ -12,7 +12,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "experiments/corpus.hpp"
+#include "experiments/data/corpus.hpp"
 #include "experiments/tasks/algorithmic.hpp"
 #include "experiments/tasks/brown.hpp"
 

@@ -10,12 +10,12 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "experiments/batching.hpp"
-#include "experiments/decode.hpp"
-#include "experiments/runner.hpp"
-#include "experiments/sweep.hpp"
+#include "experiments/data/batching.hpp"
+#include "experiments/eval/decode.hpp"
+#include "experiments/train/runner.hpp"
+#include "experiments/config/sweep.hpp"
 #include "experiments/tasks/task.hpp"
-#include "experiments/trainer.hpp"
+#include "experiments/train/trainer.hpp"
 #include "nn/position.hpp"
 #include "tests/cli_helpers.hpp"
 #include "tests/nn_helpers.hpp"

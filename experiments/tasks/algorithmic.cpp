@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "autodiff/rng.hpp"
-#include "experiments/corpus.hpp"
+#include "experiments/data/corpus.hpp"
 
 namespace relpos {
 

@@ -5,7 +5,7 @@
 //
 // An example is a prompt and an answer. The model reads BOS prompt SEP answer EOS and is scored on the
 // answer and EOS only, so Example::src = [BOS, prompt..., SEP] and Example::tgt = [answer..., EOS]
-// (see experiments/example.hpp). The length n of an example is the task's input length: the number of
+// (see experiments/data/example.hpp). The length n of an example is the task's input length: the number of
 // prompt symbols, or for addition the number of digits of each operand.
 //
 // Vocabulary layout, the same for every task (a task's vocabulary is the ids below algorithmic_vocab_size):
@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/example.hpp"
+#include "experiments/data/example.hpp"
 
 namespace relpos {
 

@@ -4,7 +4,7 @@
 #include <cctype>
 #include <filesystem>
 
-#include "experiments/corpus.hpp"
+#include "experiments/data/corpus.hpp"
 
 namespace relpos {
 

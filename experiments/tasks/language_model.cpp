@@ -14,10 +14,10 @@
 
 #include <fmt/format.h>
 
-#include "experiments/corpus.hpp"
+#include "experiments/data/corpus.hpp"
 #include "experiments/tasks/brown.hpp"
 #include "experiments/tasks/task.hpp"
-#include "experiments/trainer.hpp"
+#include "experiments/train/trainer.hpp"
 
 namespace relpos {
 

@@ -12,11 +12,11 @@
 
 #include <fmt/format.h>
 
-#include "experiments/decode.hpp"
-#include "experiments/synthetic.hpp"
+#include "experiments/eval/decode.hpp"
+#include "experiments/data/synthetic.hpp"
 #include "experiments/tasks/algorithmic.hpp"
 #include "experiments/tasks/task.hpp"
-#include "experiments/trainer.hpp"
+#include "experiments/train/trainer.hpp"
 
 namespace relpos {
 

@@ -1,5 +1,5 @@
 // The encoder-decoder tasks: Multi30k translation and the synthetic sequence-to-sequence tasks
-// (experiments/synthetic.hpp). Both decode every split with beam search and score the hypotheses with
+// (experiments/data/synthetic.hpp). Both decode every split with beam search and score the hypotheses with
 // BLEU and exact-match metrics (runner.hpp: translate_split, score_split).
 #include <unistd.h>
 
@@ -8,11 +8,11 @@
 
 #include <fmt/format.h>
 
-#include "experiments/batching.hpp"
-#include "experiments/bleu.hpp"
-#include "experiments/corpus.hpp"
-#include "experiments/runner.hpp"
-#include "experiments/synthetic.hpp"
+#include "experiments/data/batching.hpp"
+#include "experiments/eval/bleu.hpp"
+#include "experiments/data/corpus.hpp"
+#include "experiments/train/runner.hpp"
+#include "experiments/data/synthetic.hpp"
 #include "experiments/tasks/task.hpp"
 
 namespace relpos {

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "experiments/config.hpp"
-#include "experiments/example.hpp"
-#include "experiments/subword.hpp"
+#include "experiments/config/config.hpp"
+#include "experiments/data/example.hpp"
+#include "experiments/data/subword.hpp"
 #include "nn/transformer.hpp"
 
 namespace relpos {

@@ -146,10 +146,10 @@ MUTANTS = [
     ("nn/optim.cpp", "s * std::pow(w, -1.5)", "s * std::pow(w, -0.5)", "warmup: wrong exponent"),
     ("nn/optim.cpp", "const T scale = T(max_norm / (norm + 1e-6));", "const T scale = T(norm / max_norm);",
      "gradient clipping scales the wrong way"),
-    # ---- experiments/decode.cpp
-    ("experiments/decode.cpp", "return std::pow((5.0 + double(length)) / 6.0, alpha);",
+    # ---- experiments/eval/decode.cpp
+    ("experiments/eval/decode.cpp", "return std::pow((5.0 + double(length)) / 6.0, alpha);",
      "return std::pow((5.0 + double(length)) / 5.0, alpha);", "GNMT length penalty constant"),
-    ("experiments/decode.cpp", "if (result[b].size() >= limit[b]) continue;", "if (result[b].size() > limit[b]) continue;",
+    ("experiments/eval/decode.cpp", "if (result[b].size() >= limit[b]) continue;", "if (result[b].size() > limit[b]) continue;",
      "greedy decoding one token past the length limit"),
 ]
 

@@ -9,7 +9,7 @@ Run by hand, never by the build (the C++ test needs no PyTorch):
 
 For each case it writes, under tests/fixtures/reference/<case>/:
     checkpoint/      the weights in relpos's checkpoint layout: params/<name>.npy (float64), manifest.json,
-                     state.json, rng.npy -- what experiments/checkpoint.cpp reads
+                     state.json, rng.npy -- what experiments/train/checkpoint.cpp reads
     grads.npy           dLoss/dparam at the initial weights, every parameter flattened and concatenated
                         in the order of fixture.json's "parameters" (one file instead of one per parameter)
     adam2.npy           the parameters after two Adam steps on the same batch (gradient recomputed), same layout
@@ -438,7 +438,7 @@ def write_npy(path, a, dtype=np.float64):
 
 
 def write_checkpoint(d, names, params):
-    """relpos's checkpoint layout (experiments/checkpoint.cpp): params/<name>.npy, manifest.json,
+    """relpos's checkpoint layout (experiments/train/checkpoint.cpp): params/<name>.npy, manifest.json,
     state.json (marks a complete checkpoint), rng.npy. Weights in float64: read_npy converts."""
     man = []
     for n in names:
@@ -513,7 +513,7 @@ def cases():
 
 
 # One padded batch: sources x (no BOS/EOS) then PAD; decoder input BOS y then PAD; targets y EOS then PAD
-# (experiments/batching.hpp). Lengths differ so both masks and clipping (|j - i| > k = 2) matter.
+# (experiments/data/batching.hpp). Lengths differ so both masks and clipping (|j - i| > k = 2) matter.
 SRC = [[5, 9, 4, 11, 7, 6, 10], [8, 4, 4, 10, 6, 0, 0], [11, 5, 7, 0, 0, 0, 0]]
 TGT = [[6, 4, 9, 10, 5, 8], [7, 11, 4, 5, 9, 6], [10, 8, 5]]
 

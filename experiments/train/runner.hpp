@@ -18,11 +18,11 @@
 #include <string>
 #include <vector>
 
-#include "experiments/config.hpp"
-#include "experiments/decode.hpp"
-#include "experiments/example.hpp"
-#include "experiments/subword.hpp"
-#include "experiments/sweep.hpp"
+#include "experiments/config/config.hpp"
+#include "experiments/eval/decode.hpp"
+#include "experiments/data/example.hpp"
+#include "experiments/data/subword.hpp"
+#include "experiments/config/sweep.hpp"
 #include "experiments/tasks/task.hpp"
 #include "nn/transformer.hpp"
 

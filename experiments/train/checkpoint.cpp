@@ -1,4 +1,4 @@
-#include "experiments/checkpoint.hpp"
+#include "experiments/train/checkpoint.hpp"
 
 #include <cmath>
 #include <array>

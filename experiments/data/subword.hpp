@@ -1,5 +1,5 @@
 // A joint SentencePiece vocabulary (source + target training text), trained once and cached.
-// Ids PAD_ID=0, UNK_ID=1, BOS_ID=2, EOS_ID=3 are fixed (experiments/example.hpp), so batching and the
+// Ids PAD_ID=0, UNK_ID=1, BOS_ID=2, EOS_ID=3 are fixed (experiments/data/example.hpp), so batching and the
 // model never look ids up by piece.
 #pragma once
 
@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "experiments/corpus.hpp"
-#include "experiments/example.hpp"
+#include "experiments/data/corpus.hpp"
+#include "experiments/data/example.hpp"
 
 namespace sentencepiece {
 class SentencePieceProcessor;

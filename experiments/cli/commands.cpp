@@ -1,4 +1,4 @@
-#include "experiments/commands.hpp"
+#include "experiments/cli/commands.hpp"
 
 #include <filesystem>
 #include <iostream>
@@ -6,11 +6,11 @@
 
 #include <fmt/format.h>
 
-#include "experiments/bleu.hpp"
-#include "experiments/checkpoint.hpp"
-#include "experiments/corpus.hpp"
-#include "experiments/runner.hpp"
-#include "experiments/synthetic.hpp"
+#include "experiments/eval/bleu.hpp"
+#include "experiments/train/checkpoint.hpp"
+#include "experiments/data/corpus.hpp"
+#include "experiments/train/runner.hpp"
+#include "experiments/data/synthetic.hpp"
 #include "nn/position.hpp"
 
 namespace relpos {

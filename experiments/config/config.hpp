@@ -17,7 +17,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "experiments/yaml_options.hpp"
+#include "experiments/config/yaml_options.hpp"
 
 namespace relpos {
 

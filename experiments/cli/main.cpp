@@ -15,12 +15,12 @@
 #include <fmt/ranges.h>
 
 #include "autodiff/blas.hpp"
-#include "experiments/checkpoint.hpp"
-#include "experiments/commands.hpp"
-#include "experiments/config.hpp"
-#include "experiments/corpus.hpp"
-#include "experiments/runner.hpp"
-#include "experiments/trainer.hpp"
+#include "experiments/train/checkpoint.hpp"
+#include "experiments/cli/commands.hpp"
+#include "experiments/config/config.hpp"
+#include "experiments/data/corpus.hpp"
+#include "experiments/train/runner.hpp"
+#include "experiments/train/trainer.hpp"
 #include "nn/options.hpp"
 
 using namespace relpos;

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "experiments/example.hpp"
+#include "experiments/data/example.hpp"
 
 namespace relpos {
 

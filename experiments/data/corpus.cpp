@@ -1,4 +1,4 @@
-#include "experiments/corpus.hpp"
+#include "experiments/data/corpus.hpp"
 
 #include <zlib.h>
 

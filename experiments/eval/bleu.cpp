@@ -1,4 +1,4 @@
-#include "experiments/bleu.hpp"
+#include "experiments/eval/bleu.hpp"
 
 #include <locale.h>
 #include <wctype.h>
@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <unordered_map>
 
-#include "experiments/corpus.hpp"
+#include "experiments/data/corpus.hpp"
 
 namespace relpos {
 

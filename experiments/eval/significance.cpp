@@ -1,4 +1,4 @@
-#include "experiments/significance.hpp"
+#include "experiments/eval/significance.hpp"
 
 #include <algorithm>
 #include <cmath>

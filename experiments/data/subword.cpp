@@ -1,4 +1,4 @@
-#include "experiments/subword.hpp"
+#include "experiments/data/subword.hpp"
 
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>

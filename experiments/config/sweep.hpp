@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/config.hpp"
+#include "experiments/config/config.hpp"
 
 namespace relpos {
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "experiments/batching.hpp"
-#include "experiments/checkpoint.hpp"
-#include "experiments/config.hpp"
+#include "experiments/data/batching.hpp"
+#include "experiments/train/checkpoint.hpp"
+#include "experiments/config/config.hpp"
 #include "nn/transformer.hpp"
 
 namespace relpos {
@@ -36,7 +36,7 @@ Var<float> batch_logits(const nn::Transformer<float>& model, const Batch& b);
 
 EvalLoss evaluate_loss(const nn::Transformer<float>& model, const std::vector<Example>& data, std::size_t batch_tokens);
 
-// Progress sink: a live line on a terminal, plain lines otherwise (see experiments/progress.hpp).
+// Progress sink: a live line on a terminal, plain lines otherwise (see experiments/cli/progress.hpp).
 struct TrainStatus {
     std::uint64_t step, epoch, epochs;
     std::uint64_t max_steps;  // 0 when the epochs bound the run

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "experiments/bleu.hpp"
+#include "experiments/eval/bleu.hpp"
 
 namespace relpos {
 

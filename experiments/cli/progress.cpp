@@ -1,4 +1,4 @@
-#include "experiments/progress.hpp"
+#include "experiments/cli/progress.hpp"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "experiments/batching.hpp"
+#include "experiments/data/batching.hpp"
 
 #include <algorithm>
 #include <numeric>

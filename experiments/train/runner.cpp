@@ -1,4 +1,4 @@
-#include "experiments/runner.hpp"
+#include "experiments/train/runner.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -20,12 +20,12 @@
 #include <fmt/ranges.h>
 
 #include "autodiff/blas.hpp"
-#include "experiments/batching.hpp"
-#include "experiments/bleu.hpp"
-#include "experiments/corpus.hpp"
-#include "experiments/progress.hpp"
-#include "experiments/synthetic.hpp"
-#include "experiments/trainer.hpp"
+#include "experiments/data/batching.hpp"
+#include "experiments/eval/bleu.hpp"
+#include "experiments/data/corpus.hpp"
+#include "experiments/cli/progress.hpp"
+#include "experiments/data/synthetic.hpp"
+#include "experiments/train/trainer.hpp"
 
 namespace relpos {
 

@@ -1,4 +1,4 @@
-#include "experiments/yaml_options.hpp"
+#include "experiments/config/yaml_options.hpp"
 
 #include <algorithm>
 #include <cerrno>

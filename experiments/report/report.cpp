@@ -12,15 +12,15 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include "experiments/bleu.hpp"
-#include "experiments/checkpoint.hpp"
-#include "experiments/commands.hpp"
-#include "experiments/config.hpp"
-#include "experiments/corpus.hpp"
-#include "experiments/report.hpp"
-#include "experiments/runner.hpp"
-#include "experiments/significance.hpp"
-#include "experiments/sweep.hpp"
+#include "experiments/eval/bleu.hpp"
+#include "experiments/train/checkpoint.hpp"
+#include "experiments/cli/commands.hpp"
+#include "experiments/config/config.hpp"
+#include "experiments/data/corpus.hpp"
+#include "experiments/report/report.hpp"
+#include "experiments/train/runner.hpp"
+#include "experiments/eval/significance.hpp"
+#include "experiments/config/sweep.hpp"
 
 namespace relpos {
 

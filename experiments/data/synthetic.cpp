@@ -1,10 +1,10 @@
-#include "experiments/synthetic.hpp"
+#include "experiments/data/synthetic.hpp"
 
 #include <algorithm>
 
 #include "autodiff/rng.hpp"
-#include "experiments/config.hpp"
-#include "experiments/corpus.hpp"
+#include "experiments/config/config.hpp"
+#include "experiments/data/corpus.hpp"
 
 namespace relpos {
 

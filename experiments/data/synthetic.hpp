@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/example.hpp"
+#include "experiments/data/example.hpp"
 
 namespace relpos {
 

@@ -1,4 +1,4 @@
-#include "experiments/sweep.hpp"
+#include "experiments/config/sweep.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -1,4 +1,4 @@
-#include "experiments/config.hpp"
+#include "experiments/config/config.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/eventhandler.h>
 
-#include "experiments/corpus.hpp"
+#include "experiments/data/corpus.hpp"
 
 namespace relpos {
 

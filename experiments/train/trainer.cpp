@@ -1,4 +1,4 @@
-#include "experiments/trainer.hpp"
+#include "experiments/train/trainer.hpp"
 
 #include <chrono>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "experiments/decode.hpp"
+#include "experiments/eval/decode.hpp"
 
 #include <algorithm>
 #include <cmath>
