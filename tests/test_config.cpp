@@ -80,7 +80,7 @@ TEST_CASE("config/defaults", "[config]") {
     CHECK(c.threads == 2);
     CHECK(c.data.task == "copy");
     CHECK(c.data.vocab_size == 8000);
-    CHECK(c.data.test_splits == std::vector<std::string>{"test2016"});
+    CHECK(c.data.test_splits == std::vector<std::string>{"test"});  // a synthetic task: its test split is test
     CHECK(c.data.synthetic.train_len.min == 5);
     CHECK(c.data.synthetic.test_len.max == 40);
     CHECK(c.model.d_model == 256);
@@ -92,7 +92,7 @@ TEST_CASE("config/defaults", "[config]") {
     CHECK(c.train.warmup == 4000);
     CHECK(c.train.adam_eps == 1e-9);
     CHECK(c.eval.beam == 4);
-    CHECK(c.eval.splits == std::vector<std::string>{"val", "test2016"});
+    CHECK(c.eval.splits == std::vector<std::string>{"val", "test"});
     CHECK(c.eval.metrics == std::vector<std::string>{"bleu_tok", "bleu"});
     CHECK(c.sweep.grid.empty());
     CHECK_FALSE(c.report.reference.has_value());
@@ -443,7 +443,7 @@ TEST_CASE("config/sweep_value_errors", "[config]") {
     CHECK(has(config_error([] { load_config(fixture("minimal.yaml"), {"report.baseline=16"}); }),
               "report.baseline: needs report.rows"));
     CHECK(has(config_error([] { load_config(fixture("sweep.yaml"), {"report.metrics=[test2017.bleu_tok]"}); }),
-              "report.metrics: 'test2017.bleu_tok' names split 'test2017', which eval.splits (val, test2016) does not "
+              "report.metrics: 'test2017.bleu_tok' names split 'test2017', which eval.splits (val, test) does not "
               "evaluate"));
 }
 

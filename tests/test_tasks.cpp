@@ -311,3 +311,13 @@ TEST_CASE("tasks/the new keys leave the names of finished runs unchanged", "[tas
     CHECK(ids.at("seed=1_position=type-shaw-k-16") == "6b4637bb645d423e");
     CHECK(ids.at("seed=2_position=type-none") == "8c7ccdb2a70375e6");
 }
+
+TEST_CASE("tasks/the default test split is named after the task", "[tasks][config]") {
+    // Multi30k's test sets are years; a synthetic or language-model task's test split is `test`
+    // (it used to inherit test2016).
+    CHECK(load_config(write_config("s1.yaml", "name: t\ndata: {task: copy}\n")).data.test_splits ==
+          std::vector<std::string>{"test"});
+    CHECK(load_config(write_config("s2.yaml", "name: t\ndata: {task: copy}\nmodel: {family: decoder_only}\n")).eval.splits ==
+          std::vector<std::string>{"val", "test"});
+    CHECK(load_config(write_config("s3.yaml", "name: t\n")).data.test_splits == std::vector<std::string>{"test2016"});
+}

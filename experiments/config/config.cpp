@@ -335,6 +335,8 @@ void read_data(YamlOptions& o, DataConfig& d) {
     d.max_train_examples = o.get_int("max_train_examples", d.max_train_examples, 0, kNoMax);
     d.valid_split = o.get_string("valid_split", d.valid_split);
     if (d.valid_split.empty()) o.fail("valid_split", "must name a split, e.g. val");
+    // Multi30k's test sets are named after their years; every other task has one split called test.
+    if (d.task != "multi30k") d.test_splits = {"test"};
     d.test_splits = o.get_string_list("test_splits", d.test_splits);
     for (const auto& s : d.test_splits)
         if (s.empty()) o.fail("test_splits", "must not contain an empty split name");
