@@ -80,6 +80,9 @@ struct PositionMap {
     std::size_t at(std::size_t t) const { return positions ? (*positions)[t] : t; }
     bool identity() const { return !positions; }
 };
+// at(t) through a hook's handle (null = identity).
+inline std::size_t mapped(const std::shared_ptr<const PositionMap>& m, std::size_t t) { return m ? m->at(t) : t; }
+inline bool is_identity(const std::shared_ptr<const PositionMap>& m) { return !m || m->identity(); }
 
 template <class T>
 class PositionEncoding : public Module<T> {
@@ -91,8 +94,15 @@ public:
     void set_randomized_range(std::size_t n) { randomized_ = n; }
     // The map every hook of this encoding (embed and the per-attention hooks it handed out) uses from
     // now on; an encoding that does not depend on absolute or relative positions may ignore it.
-    virtual void set_position_map(PositionMap m) { map_ = std::move(m); }
-    const PositionMap& position_map() const { return map_; }
+    virtual void set_position_map(PositionMap m) { *map_ = std::move(m); }
+    const PositionMap& position_map() const { return *map_; }
+    // What a per-attention hook keeps to see every later set_position_map of its encoding.
+    std::shared_ptr<const PositionMap> position_map_handle() const { return map_; }
+    // The handle for a hook at this site: encoder-decoder attention relates two sides (queries of the
+    // decoder, keys of the encoder), so it keeps the real positions (null handle = identity).
+    std::shared_ptr<const PositionMap> position_map_handle(const AttentionSite& site) const {
+        return site.kind == AttentionSite::Cross ? nullptr : map_;
+    }
 
     // 1. x (B, L, D) holds embeddings of positions offset .. offset+L-1; returns x with positions added.
     virtual Var<T> embed(const Var<T>& x, std::size_t offset) { return x; }
@@ -104,7 +114,7 @@ public:
     virtual std::size_t max_length() const { return static_cast<std::size_t>(-1); }
 
 protected:
-    PositionMap map_;
+    std::shared_ptr<PositionMap> map_ = std::make_shared<PositionMap>();
     std::size_t randomized_ = 0;
 };
 
@@ -145,6 +155,11 @@ PositionRegistry& position_registry();
 // throws OptionError listing the registered names.
 template <class T>
 std::shared_ptr<PositionEncoding<T>> make_position(const std::string& type, Options& opts, const PositionContext& ctx);
+
+// The option every encoding takes, read by make_position: `randomized: N` (0 = off) trains with each batch's
+// positions drawn as a sorted random subset of [0, N) (Ruoss et al. 2023); evaluation uses 0, 1, 2, ...
+// Not in describe_position_options (which lists each encoding's own options; run names fill those in).
+constexpr const char* kRandomizedOption = "randomized";
 
 // One documented option of an encoding, recorded by building it with defaults (for `relpos list`).
 struct OptionDoc {

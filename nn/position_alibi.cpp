@@ -33,7 +33,8 @@ std::vector<double> alibi_slopes(std::size_t n) {
 template <class T>
 class AlibiAttention : public AttentionPosition<T> {
 public:
-    AlibiAttention(std::size_t heads, bool causal) : slopes_(alibi_slopes(heads)), causal_(causal) {}
+    AlibiAttention(std::size_t heads, bool causal, std::shared_ptr<const PositionMap> map)
+        : slopes_(alibi_slopes(heads)), causal_(causal), map_(std::move(map)) {}
 
     // -> (1, H, Lq, Lk), a constant
     Var<T> logit_bias(const Var<T>& q, std::size_t lk, std::size_t q_offset) override {
@@ -42,9 +43,10 @@ public:
         T* pb = b.data();
         for (std::size_t h = 0; h < H; ++h)
             for (std::size_t i = 0; i < lq; ++i) {
-                const double qi = double(q_offset + i);  // absolute query position
+                const double qi = double(mapped(map_, q_offset + i));  // absolute query position
                 for (std::size_t j = 0; j < lk; ++j) {
-                    const double dist = causal_ && double(j) > qi ? 0.0 : std::abs(qi - double(j));
+                    const double kj = double(mapped(map_, j));
+                    const double dist = causal_ && kj > qi ? 0.0 : std::abs(qi - kj);
                     *pb++ = T(-slopes_[h] * dist);
                 }
             }
@@ -54,6 +56,7 @@ public:
 private:
     std::vector<double> slopes_;  // m_h, one per head
     bool causal_;
+    std::shared_ptr<const PositionMap> map_;
 };
 
 template <class T>
@@ -62,7 +65,7 @@ public:
     AlibiPosition(Options& o, const PositionContext&) : cross_(o.get_bool("cross_attention", false)) {}
     std::shared_ptr<AttentionPosition<T>> for_attention(const AttentionSite& site, Rng&) override {
         if (site.kind == AttentionSite::Cross && !cross_) return nullptr;
-        return std::make_shared<AlibiAttention<T>>(site.heads, site.causal());
+        return std::make_shared<AlibiAttention<T>>(site.heads, site.causal(), this->position_map_handle(site));
     }
 
 private:

@@ -72,15 +72,16 @@ public:
     }
 
     // Queries at absolute positions q_offset .. q_offset + lq - 1, keys 0 .. lk - 1 -> (H, Lq, Lk)
-    Var<T> bias(std::size_t lq, std::size_t lk, std::size_t q_offset) const {
+    Var<T> bias(std::size_t lq, std::size_t lk, std::size_t q_offset, const std::shared_ptr<const PositionMap>& map = nullptr) const {
         Array<T> dist = uninit<T>({lq, lk}), sign = uninit<T>({lq, lk});  // |i - j|, sign(i - j)
         Array<T> pos = uninit<T>({lq, 1});                                 // i
         for (std::size_t i = 0; i < lq; ++i) {
-            const std::size_t qi = q_offset + i;
+            const std::size_t qi = mapped(map, q_offset + i);
             pos(i, 0) = T(qi);
-            for (std::size_t j = 0; j < lk; ++j) {
-                dist(i, j) = T(qi > j ? qi - j : j - qi);
-                sign(i, j) = qi > j ? T(1) : qi < j ? T(-1) : T(0);
+            for (std::size_t j0 = 0; j0 < lk; ++j0) {
+                const std::size_t j = mapped(map, j0), col = j0;
+                dist(i, col) = T(qi > j ? qi - j : j - qi);
+                sign(i, col) = qi > j ? T(1) : qi < j ? T(-1) : T(0);
             }
         }
         const Var<T> c = exp(log_c), L = exp(log_L);  // (1,)
@@ -100,17 +101,20 @@ template <class T>
 class FireAttention : public AttentionPosition<T> {
 public:
     // fn: the side's shared function, or nullptr for one of this layer's own.
-    FireAttention(const FireOptions& o, const AttentionSite& s, std::shared_ptr<FireFunction<T>> fn, Rng& rng)
-        : fn_(fn ? std::move(fn) : this->register_module("fire", std::make_shared<FireFunction<T>>(o, s.heads, rng))) {
+    FireAttention(const FireOptions& o, const AttentionSite& s, std::shared_ptr<FireFunction<T>> fn, Rng& rng,
+                  std::shared_ptr<const PositionMap> map)
+        : fn_(fn ? std::move(fn) : this->register_module("fire", std::make_shared<FireFunction<T>>(o, s.heads, rng))),
+          map_(std::move(map)) {
         if (fn_->w2.dim(1) != s.heads)
             throw std::invalid_argument(fmt::format("fire: MLP has {} outputs, attention has {} heads", fn_->w2.dim(1), s.heads));
     }
     Var<T> logit_bias(const Var<T>& q, std::size_t lk, std::size_t q_offset) override {
-        return fn_->bias(q.dim(2), lk, q_offset);
+        return fn_->bias(q.dim(2), lk, q_offset, map_);
     }
 
 private:
     std::shared_ptr<FireFunction<T>> fn_;
+    std::shared_ptr<const PositionMap> map_;
 };
 
 template <class T>
@@ -129,7 +133,7 @@ public:
     }
     std::shared_ptr<AttentionPosition<T>> for_attention(const AttentionSite& site, Rng& rng) override {
         if (site.kind == AttentionSite::Cross) return nullptr;
-        return std::make_shared<FireAttention<T>>(o_, site, shared_, rng);
+        return std::make_shared<FireAttention<T>>(o_, site, shared_, rng, this->position_map_handle(site));
     }
 
 private:

@@ -47,7 +47,8 @@ Array<T> kerple_init(std::size_t heads, double hi, bool uniform, Rng& rng) {
 template <class T>
 class KerpleAttention : public AttentionPosition<T> {
 public:
-    KerpleAttention(const KerpleOptions& o, const AttentionSite& s, Rng& rng) : causal_(s.causal()) {
+    KerpleAttention(const KerpleOptions& o, const AttentionSite& s, Rng& rng, std::shared_ptr<const PositionMap> map)
+        : causal_(s.causal()), map_(std::move(map)) {
         log_r1 = this->register_parameter("kerple_log_r1", kerple_init<T>(s.heads, o.r1_init, o.uniform, rng));
         log_r2 = this->register_parameter("kerple_log_r2", kerple_init<T>(s.heads, o.r2_init, o.uniform, rng));
     }
@@ -58,8 +59,8 @@ public:
         Array<T> dist = uninit<T>({lq, lk});  // |i - j|, 0 for (masked) future keys in the decoder
         for (std::size_t i = 0; i < lq; ++i)
             for (std::size_t j = 0; j < lk; ++j) {
-                const std::size_t qi = q_offset + i;  // absolute query position
-                dist(i, j) = causal_ && j > qi ? T(0) : T(qi > j ? qi - j : j - qi);
+                const std::size_t qi = mapped(map_, q_offset + i), kj = mapped(map_, j);  // absolute positions
+                dist(i, j) = causal_ && kj > qi ? T(0) : T(qi > kj ? qi - kj : kj - qi);
             }
         const Var<T> r1 = exp(reshape(log_r1, {H, 1, 1})), r2 = exp(reshape(log_r2, {H, 1, 1}));
         // b_h(i, j) = -r1_h log(1 + r2_h |i - j|)
@@ -70,6 +71,7 @@ public:
 
 private:
     bool causal_;
+    std::shared_ptr<const PositionMap> map_;
 };
 
 template <class T>
@@ -83,7 +85,7 @@ public:
     }
     std::shared_ptr<AttentionPosition<T>> for_attention(const AttentionSite& site, Rng& rng) override {
         if (site.kind == AttentionSite::Cross && !cross_) return nullptr;
-        return std::make_shared<KerpleAttention<T>>(o_, site, rng);
+        return std::make_shared<KerpleAttention<T>>(o_, site, rng, this->position_map_handle(site));
     }
 
 private:

@@ -23,7 +23,16 @@ public:
             throw std::length_error(fmt::format(
                 "learned position encoding: a sequence of length {} exceeds max_len {} (raise model.position.max_len)",
                 offset + L, max_len_));
-        return x + slice(weight, 0, offset, offset + L);  // (L, D) broadcast over the batch
+        if (this->map_->identity()) return x + slice(weight, 0, offset, offset + L);  // (L, D) broadcast over the batch
+        // Randomized positions: the rows of the drawn positions, gathered (differentiably) from the table.
+        std::vector<std::int32_t> rows(L);
+        for (std::size_t p = 0; p < L; ++p) {
+            const std::size_t at = this->map_->at(offset + p);
+            if (at >= max_len_)
+                throw std::length_error(fmt::format("learned position encoding: position {} is beyond max_len {}", at, max_len_));
+            rows[p] = static_cast<std::int32_t>(at);
+        }
+        return x + embedding(weight, rows, {L});
     }
     std::size_t max_length() const override { return max_len_; }
 

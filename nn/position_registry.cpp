@@ -72,6 +72,14 @@ std::shared_ptr<PositionEncoding<T>> make_position(const std::string& type, Opti
     else
         p = e->make_double(opts, ctx);
     opts.get_string("type", type);  // `type` itself is a known key
+    // The option every encoding takes (kRandomizedOption): randomized positions at training time.
+    const long n = opts.get_int(kRandomizedOption, 0, 0, 1 << 20);
+    if (n > 0 && type == "none")
+        opts.fail(kRandomizedOption, "has nothing to randomize: encoding none gives the model no positions");
+    if (n > 0 && static_cast<std::size_t>(n) > p->max_length())
+        opts.fail(kRandomizedOption, fmt::format("draws positions up to {} but the encoding has only {} (raise max_len "
+                                                 "to at least {})", n - 1, p->max_length(), n));
+    p->set_randomized_range(static_cast<std::size_t>(n));
     opts.finish();
     return p;
 }

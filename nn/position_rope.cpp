@@ -27,7 +27,8 @@ namespace relpos::nn {
 template <class T>
 class RopeAttention : public AttentionPosition<T> {
 public:
-    RopeAttention(double base, std::size_t head_dim) : d_(head_dim) {
+    RopeAttention(double base, std::size_t head_dim, std::shared_ptr<const PositionMap> map)
+        : d_(head_dim), map_(std::move(map)) {
         if (d_ % 2 != 0)
             throw std::invalid_argument(fmt::format("rope: head dimension {} is odd; it rotates pairs of coordinates", d_));
         for (std::size_t i = 0; i < d_; i += 2) theta_.push_back(std::pow(base, -double(i) / double(d_)));
@@ -57,7 +58,7 @@ private:
         Array<T> c = uninit<T>({L, d_}), s = uninit<T>({L, d_});
         for (std::size_t p = 0; p < L; ++p)
             for (std::size_t i = 0; i < d_; i += 2) {
-                const double angle = double(offset + p) * theta_[i / 2];  // m θ_i
+                const double angle = double(mapped(map_, offset + p)) * theta_[i / 2];  // m θ_i
                 c(p, i) = c(p, i + 1) = T(std::cos(angle));
                 s(p, i) = s(p, i + 1) = T(std::sin(angle));
             }
@@ -69,6 +70,7 @@ private:
     std::size_t d_;
     std::vector<double> theta_;  // θ_i = base^(-2i/d), i = 0 .. d/2 - 1
     Var<T> swap_;                // R (d, d), a constant
+    std::shared_ptr<const PositionMap> map_;
 };
 
 template <class T>
@@ -83,7 +85,7 @@ public:
     }
     std::shared_ptr<AttentionPosition<T>> for_attention(const AttentionSite& site, Rng&) override {
         if (site.kind == AttentionSite::Cross && !cross_) return nullptr;
-        return std::make_shared<RopeAttention<T>>(base_, site.head_dim);
+        return std::make_shared<RopeAttention<T>>(base_, site.head_dim, this->position_map_handle(site));
     }
 
 private:

@@ -9,6 +9,8 @@
 // (OpenNMT-py's variant). Used in encoder and decoder self-attention; encoder-decoder attention only
 // with cross_attention: true (no public implementation offers it). The terms are computed through
 // the bucketed kernels rel_logits / rel_values: never an (L, L, d) tensor.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "nn/position.hpp"
@@ -25,7 +27,8 @@ struct ShawOptions {
 template <class T>
 class ShawAttention : public AttentionPosition<T> {
 public:
-    ShawAttention(const ShawOptions& o, const AttentionSite& s, Rng& rng) : o_(o) {
+    ShawAttention(const ShawOptions& o, const AttentionSite& s, Rng& rng, std::shared_ptr<const PositionMap> map)
+        : o_(o), heads_(s.heads), map_(std::move(map)) {
         const std::size_t R = 2 * o.k + 1, d = s.head_dim;
         const Shape shape = o.per_head ? Shape{s.heads, R, d} : Shape{R, d};
         // Xavier uniform over a (2k+1, d) table, as tensor2tensor's default initialiser.
@@ -39,21 +42,62 @@ public:
     }
     Var<T> logit_bias(const Var<T>& q, std::size_t lk, std::size_t q_offset) override {
         if (!o_.keys) return {};
+        if (!is_identity(map_)) return mapped_logits(q, lk, q_offset);
         return rel_logits(q, rel_k, o_.k, lk, q_offset);  // (B, H, Lq, Lk)
     }
     Var<T> add_logit_bias(const Var<T>& logits, const Var<T>& q, std::size_t q_offset) override {
         if (!o_.keys) return logits;
+        if (!is_identity(map_)) return logits + mapped_logits(q, logits.dim(3), q_offset);
         return add_rel_logits(logits, q, rel_k, o_.k, q_offset);  // fused: no (B, H, Lq, Lk) temporary
     }
     Var<T> output_term(const Var<T>& attn, std::size_t q_offset) override {
         if (!o_.values) return {};
+        if (!is_identity(map_)) {  // z_i += sum_j a_ij a^V_ij, one (Lq, Lk) x (Lk, d) product per head and query
+            const std::size_t B = attn.dim(0), H = attn.dim(1), lq = attn.dim(2), lk = attn.dim(3);
+            const Var<T> E = gathered(rel_v, lq, lk, q_offset);  // (H*Lq, Lk, d)
+            const Var<T> a = reshape(permute(attn, {1, 2, 0, 3}), {H * lq, B, lk});
+            const std::size_t d = E.dim(2);
+            return permute(reshape(matmul(a, E), {H, lq, B, d}), {2, 0, 1, 3});
+        }
         return rel_values(attn, rel_v, o_.k, q_offset);  // (B, H, Lq, d)
     }
 
     Var<T> rel_k, rel_v;  // (2k+1, d) or (H, 2k+1, d)
 
 private:
+    // Randomized positions (a non-identity map): distances at(j) - at(i) are no longer a Toeplitz pattern,
+    // so the bucketed kernels do not apply. The table rows of every (head, query, key) are gathered
+    // instead, (H*Lq, Lk, d): the O(L^2 d) tensor the kernels avoid, affordable at the short lengths
+    // randomized training uses.
+    Var<T> gathered(const Var<T>& table, std::size_t lq, std::size_t lk, std::size_t q_offset) const {
+        const std::size_t R = 2 * o_.k + 1, d = table.dim(table.ndim() - 1), H = heads_;
+        Var<T> t3 = table;
+        if (table.ndim() == 2) {  // shared across heads: the same rows for every head
+            std::vector<Var<T>> copies(H, reshape(table, {1, R, d}));
+            t3 = H == 1 ? copies[0] : concat(copies, 0);
+        }
+        std::vector<std::int32_t> ids(H * lq * lk);
+        for (std::size_t h = 0; h < H; ++h)
+            for (std::size_t i = 0; i < lq; ++i) {
+                const long qi = long(mapped(map_, q_offset + i));
+                for (std::size_t j = 0; j < lk; ++j) {
+                    const long rel = std::max(-long(o_.k), std::min(long(o_.k), long(mapped(map_, j)) - qi));
+                    ids[(h * lq + i) * lk + j] = std::int32_t(h * R + std::size_t(rel + long(o_.k)));
+                }
+            }
+        return embedding(reshape(t3, {H * R, d}), ids, {H * lq, lk});
+    }
+    // (B, H, Lq, Lk): q_i · a^K_ij, one (B, d) x (d, Lk) product per head and query
+    Var<T> mapped_logits(const Var<T>& q, std::size_t lk, std::size_t q_offset) const {
+        const std::size_t B = q.dim(0), H = q.dim(1), lq = q.dim(2), d = q.dim(3);
+        const Var<T> E = gathered(rel_k, lq, lk, q_offset);
+        const Var<T> qr = reshape(permute(q, {1, 2, 0, 3}), {H * lq, B, d});
+        return permute(reshape(matmul(qr, E, false, true), {H, lq, B, lk}), {2, 0, 1, 3});
+    }
+
     ShawOptions o_;
+    std::size_t heads_;
+    std::shared_ptr<const PositionMap> map_;
 };
 
 template <class T>
@@ -72,7 +116,7 @@ public:
     std::shared_ptr<AttentionPosition<T>> for_attention(const AttentionSite& site, Rng& rng) override {
         if (site.kind == AttentionSite::Cross && !o_.cross) return nullptr;
         if (!o_.keys && !o_.values) return nullptr;  // Table 3's "neither" row: no parameters at all
-        return std::make_shared<ShawAttention<T>>(o_, site, rng);
+        return std::make_shared<ShawAttention<T>>(o_, site, rng, this->position_map_handle(site));
     }
 
 private:

@@ -17,7 +17,7 @@ public:
         Array<T> pe = uninit<T>({L, d_});  // (L, D), a constant
         for (std::size_t p = 0; p < L; ++p)
             for (std::size_t i = 0; i < d_; i += 2) {
-                const double angle = double(offset + p) / std::pow(base_, double(i) / double(d_));
+                const double angle = double(this->map_->at(offset + p)) / std::pow(base_, double(i) / double(d_));
                 pe(p, i) = T(std::sin(angle));
                 if (i + 1 < d_) pe(p, i + 1) = T(std::cos(angle));
             }

@@ -58,8 +58,9 @@ template <class T>
 class T5Attention : public AttentionPosition<T> {
 public:
     // table: the side's shared table, or undefined for one of this layer's own.
-    T5Attention(const T5Options& o, const AttentionSite& s, const Var<T>& shared, std::size_t d_model, Rng& rng)
-        : o_(o), bidirectional_(!s.causal()) {
+    T5Attention(const T5Options& o, const AttentionSite& s, const Var<T>& shared, std::size_t d_model, Rng& rng,
+                std::shared_ptr<const PositionMap> map)
+        : o_(o), bidirectional_(!s.causal()), map_(std::move(map)) {
         table = shared.defined() ? shared
                                  : this->register_parameter(
                                        "relative_attention_bias",
@@ -78,7 +79,10 @@ public:
             by_offset[n] = std::int32_t(t5_bucket(lo + long(n), bidirectional_, o_.num_buckets, o_.max_distance));
         std::vector<std::int32_t> ids(lq * lk);  // (Lq, Lk) bucket ids
         for (std::size_t i = 0; i < lq; ++i)
-            for (std::size_t j = 0; j < lk; ++j) ids[i * lk + j] = by_offset[j + (lq - 1) - i];
+            for (std::size_t j = 0; j < lk; ++j)
+                ids[i * lk + j] = is_identity(map_) ? by_offset[j + (lq - 1) - i]
+                                                    : std::int32_t(t5_bucket(long(mapped(map_, j)) - long(mapped(map_, q_offset + i)),
+                                                                             bidirectional_, o_.num_buckets, o_.max_distance));
         // gather rows of the (buckets, H) table -> (Lq, Lk, H); the gradient scatter-adds into the table
         return permute(embedding(table, ids, {lq, lk}), {2, 0, 1});
     }
@@ -88,6 +92,7 @@ public:
 private:
     T5Options o_;
     bool bidirectional_;
+    std::shared_ptr<const PositionMap> map_;
 };
 
 template <class T>
@@ -110,7 +115,7 @@ public:
     }
     std::shared_ptr<AttentionPosition<T>> for_attention(const AttentionSite& site, Rng& rng) override {
         if (site.kind == AttentionSite::Cross) return nullptr;
-        return std::make_shared<T5Attention<T>>(o_, site, table_, d_model_, rng);
+        return std::make_shared<T5Attention<T>>(o_, site, table_, d_model_, rng, this->position_map_handle(site));
     }
 
 private:

@@ -306,6 +306,10 @@ std::string run_identity(const ExperimentConfig& c) {
         try {
             for (const auto& d : nn::describe_position_options(p.type))
                 if (!node[d.key] && !d.default_value.empty()) node[d.key] = YAML::Load(d.default_value);
+            // randomized: 0 is the default every encoding shares; runs from before the option keep their names.
+            if (node[nn::kRandomizedOption] && node[nn::kRandomizedOption].IsScalar() &&
+                node[nn::kRandomizedOption].Scalar() == "0")
+                node.remove(nn::kRandomizedOption);
         } catch (const std::exception&) {
             // an unknown type is reported by the model's validation, not here
         }
