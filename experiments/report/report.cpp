@@ -802,16 +802,15 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
                 std::size_t i = 0;
                 for (const auto& row : t.rows) {
                     const fs::path d = pdir / (stem + "." + safe_name(row) + ".dat");
-                    std::ofstream out(d);
-                    std::size_t n = 0;
+                    std::string text;
                     for (const auto& [x, m] : points) {
                         auto c = t.cells.find({row, col, m});
                         if (c == t.cells.end() || c->second.n == 0) continue;
-                        out << x << " " << c->second.mean << " " << c->second.mean - c->second.std << " "
-                            << c->second.mean + c->second.std << "\n";
-                        ++n;
+                        text += fmt::format("{} {} {} {}\n", x, c->second.mean, c->second.mean - c->second.std,
+                                            c->second.mean + c->second.std);
                     }
-                    if (n == 0) continue;
+                    if (text.empty()) continue;  // a row with no finished run at this column
+                    std::ofstream(d) << text;
                     const char* colour = colours[i++ % (sizeof colours / sizeof *colours)];
                     plot += fmt::format("{}'{}' using 1:3:4 with filledcurves fc rgb '{}' fs transparent solid 0.15 notitle, "
                                         "'' using 1:2 with linespoints lc rgb '{}' lw 2 pt 7 title '{}'",
@@ -819,12 +818,14 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
                 }
                 if (plot.empty()) continue;
                 const bool ppl = base.find("ppl") != std::string::npos;
+                // A log length axis when the lengths span a factor of 4 or more (1x..16x windows), else linear.
+                const bool logx = points.front().first > 0 && points.back().first / points.front().first >= 4;
                 const fs::path sfile = pdir / (stem + ".gp");
                 std::ofstream(sfile) << fmt::format(
-                    "set terminal pngcairo size 900,600 noenhanced\nset output '{}'\nset title '{}{}'\nset xlabel 'length "
-                    "(log scale)'\nset ylabel '{}'\nset logscale x 2\n{}set grid\nset key outside right\nplot {}\n",
-                    (pdir / (stem + ".png")).string(), t.title, col.empty() ? "" : " — " + col, base,
-                    ppl ? "set logscale y\n" : "", plot);
+                    "set terminal pngcairo size 900,600 noenhanced\nset output '{}'\nset title '{}{}'\nset xlabel "
+                    "'length{}'\nset ylabel '{}'\n{}{}set grid\nset key outside right\nplot {}\n",
+                    (pdir / (stem + ".png")).string(), base, col.empty() ? "" : " — " + col, logx ? " (log scale)" : "",
+                    base + " (mean ± sd over seeds)", logx ? "set logscale x 2\n" : "", ppl ? "set logscale y\n" : "", plot);
                 run_gnuplot(sfile);
                 made.push_back((pdir / (stem + ".png")).string());
             }
