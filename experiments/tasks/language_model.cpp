@@ -63,15 +63,7 @@ public:
         }
         Dataset d;
         d.valid_split = dc.valid_split;
-        SubwordOptions so;
-        so.vocab_size = static_cast<std::size_t>(dc.vocab_size);
-        so.model_type = dc.subword_model;
-        try {
-            d.subword = std::make_shared<Subword>(Subword::train_or_load(text.train, so, cache_dir));
-        } catch (const DataError& e) {
-            const bool training = std::string(e.what()).rfind("SentencePiece training failed", 0) == 0;
-            throw DataError(fmt::format("{}: {}{}", cfg.source, training ? "data.vocab_size: " : "", e.what()));
-        }
+        d.subword = train_subword(cfg, text.train, cache_dir);
         d.vocab = d.subword->vocab_size();
         auto stream = [&](const std::vector<std::string>& paragraphs) {
             std::vector<std::int32_t> s;

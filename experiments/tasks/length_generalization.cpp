@@ -78,13 +78,7 @@ public:
         const auto& dc = cfg.data;
         const auto& s = dc.synthetic;
         const std::size_t ns = static_cast<std::size_t>(s.n_symbols);
-        auto located = [&](auto&& f) {
-            try {
-                return f();
-            } catch (const DataError& e) {
-                throw DataError(fmt::format("{}: data.synthetic: {}", cfg.source, e.what()));
-            }
-        };
+        auto located = [&](auto&& f) { return relpos::located(cfg, "data.synthetic", f); };
         Dataset d;
         d.valid_split = dc.valid_split;
         d.synthetic = true;

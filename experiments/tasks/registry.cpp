@@ -58,6 +58,19 @@ std::string join(const std::vector<std::string>& v) {
 }
 }  // namespace
 
+std::shared_ptr<Subword> train_subword(const ExperimentConfig& cfg, const std::vector<std::string>& sentences,
+                                       const std::string& cache_dir) {
+    SubwordOptions so;
+    so.vocab_size = static_cast<std::size_t>(cfg.data.vocab_size);
+    so.model_type = cfg.data.subword_model;
+    try {
+        return std::make_shared<Subword>(Subword::train_or_load(sentences, so, cache_dir));
+    } catch (const DataError& e) {
+        const bool training = std::string(e.what()).rfind("SentencePiece training failed", 0) == 0;
+        throw DataError(fmt::format("{}: {}{}", cfg.source, training ? "data.vocab_size: " : "", e.what()));
+    }
+}
+
 std::unique_ptr<Task> make_task(const ExperimentConfig& cfg) {
     const TaskEntry* e = task_registry().find(cfg.data.task);
     if (!e) {

@@ -74,15 +74,7 @@ public:
             corpora[name] = name == "train" ? train : load_multi30k(dc.dir, name, dc.src, dc.tgt, dc.tokenized, ctx);
             raw_refs[name] = dc.tokenized ? load_multi30k(dc.dir, name, dc.src, dc.tgt, false, ctx).tgt : corpora[name].tgt;
         }
-        SubwordOptions so;
-        so.vocab_size = static_cast<std::size_t>(dc.vocab_size);
-        so.model_type = dc.subword_model;
-        try {
-            d.subword = std::make_shared<Subword>(Subword::train_or_load(joint_sentences(train), so, cache_dir));
-        } catch (const DataError& e) {
-            const bool training = std::string(e.what()).rfind("SentencePiece training failed", 0) == 0;
-            throw DataError(fmt::format("{}: {}{}", cfg.source, training ? "data.vocab_size: " : "", e.what()));
-        }
+        d.subword = train_subword(cfg, joint_sentences(train), cache_dir);
         if (log)
             log(fmt::format("subword vocabulary: {} pieces ({} {})", d.subword->vocab_size(),
                             d.subword->trained() ? "trained, cached at" : "reused from", d.subword->model_path()));
@@ -128,13 +120,7 @@ public:
         const auto& s = dc.synthetic;
         const std::size_t ns = static_cast<std::size_t>(s.n_symbols);
         // The generator's own limits (e.g. n_symbols) are reported against the config that set them.
-        auto located = [&](auto&& f) {
-            try {
-                return f();
-            } catch (const DataError& e) {
-                throw DataError(fmt::format("{}: data.synthetic: {}", cfg.source, e.what()));
-            }
-        };
+        auto located = [&](auto&& f) { return relpos::located(cfg, "data.synthetic", f); };
         d.vocab = synthetic_vocab_size(ns);
         d.train = located([&] { return generate(dc.task, s.train_size, s.train_len.min, s.train_len.max, ns, SYNTHETIC_DATA_SEED); });
         auto make_split = [&](std::size_t n, const LengthRange& r, std::uint64_t seed) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "experiments/config/config.hpp"
+#include "experiments/data/corpus.hpp"
 #include "experiments/data/example.hpp"
 #include "experiments/data/subword.hpp"
 #include "nn/transformer.hpp"
@@ -102,6 +103,22 @@ private:
 TaskRegistry& task_registry();
 
 nn::Family model_family(const ModelConfig& m);
+
+// Helpers the task files share.
+// f(), with a DataError from a generator re-thrown as one naming the config file and the section that set
+// the offending value ("<file>: data.synthetic: ...").
+template <class F>
+auto located(const ExperimentConfig& cfg, const char* section, F&& f) -> decltype(f()) {
+    try {
+        return f();
+    } catch (const DataError& e) {
+        throw DataError(std::string(cfg.source) + ": " + section + ": " + e.what());
+    }
+}
+// The SentencePiece model of data.vocab_size / data.subword_model trained on `sentences` (or reused from
+// cache_dir); a training failure names data.vocab_size.
+std::shared_ptr<Subword> train_subword(const ExperimentConfig& cfg, const std::vector<std::string>& sentences,
+                                       const std::string& cache_dir);
 
 // The task of a config, checked against it: a registered name, a family it trains, metrics it computes.
 // Throws ConfigError ("<file>: data.task: ...", "<file>: model.family: ...", "<file>: eval.metrics: ...").
