@@ -49,7 +49,7 @@ public:
         for (auto& p : parameters()) p.zero_grad();
     }
 
-    void train(bool on = true) {
+    virtual void train(bool on = true) {
         training_ = on;
         for (auto& [n, c] : children_) c->train(on);
     }

@@ -92,6 +92,11 @@ public:
     // sets it before a training forward pass, and resets it to the identity for evaluation.
     std::size_t randomized_range() const { return randomized_; }
     void set_randomized_range(std::size_t n) { randomized_ = n; }
+    // Option `randomized_eval: sample`: evaluation and decoding draw positions the same way too (from the
+    // model's evaluation stream, restarted at every eval()), as the reference code of Ruoss et al. does;
+    // the default (identity) evaluates at 0, 1, 2, ...
+    bool randomized_at_eval() const { return randomized_at_eval_; }
+    void set_randomized_at_eval(bool on) { randomized_at_eval_ = on; }
     // The map every hook of this encoding (embed and the per-attention hooks it handed out) uses from
     // now on; an encoding that does not depend on absolute or relative positions may ignore it.
     virtual void set_position_map(PositionMap m) { *map_ = std::move(m); }
@@ -116,6 +121,7 @@ public:
 protected:
     std::shared_ptr<PositionMap> map_ = std::make_shared<PositionMap>();
     std::size_t randomized_ = 0;
+    bool randomized_at_eval_ = false;
 };
 
 // ---- registry
@@ -160,6 +166,9 @@ std::shared_ptr<PositionEncoding<T>> make_position(const std::string& type, Opti
 // positions drawn as a sorted random subset of [0, N) (Ruoss et al. 2023); evaluation uses 0, 1, 2, ...
 // Not in describe_position_options (which lists each encoding's own options; run names fill those in).
 constexpr const char* kRandomizedOption = "randomized";
+// Its companion: `randomized_eval: identity` (default; evaluate at 0, 1, 2, ...) or `sample` (evaluate and
+// decode at positions drawn the same way, from a stream restarted at every eval(): the reference code's way).
+constexpr const char* kRandomizedEvalOption = "randomized_eval";
 
 // One documented option of an encoding, recorded by building it with defaults (for `relpos list`).
 struct OptionDoc {

@@ -99,9 +99,14 @@ void DecoderState<T>::select(const std::vector<std::size_t>& rows) {
 
 // ---------------------------------------------------------------- model
 
+namespace {
+std::uint64_t eval_positions_seed(std::uint64_t seed) { return seed ^ 0xe7a1e7a1e7a1ULL; }
+}  // namespace
+
 template <class T>
 Transformer<T>::Transformer(const TransformerConfig& cfg, const PositionFactory<T>& positions)
-    : cfg_(cfg), init_rng_(cfg.seed), dropout_rng_(cfg.seed ^ 0x5eed5eed5eedULL) {
+    : cfg_(cfg), init_rng_(cfg.seed), dropout_rng_(cfg.seed ^ 0x5eed5eed5eedULL),
+      eval_positions_rng_(eval_positions_seed(cfg.seed)) {
     const auto& d = cfg.dims;
     if (d.heads == 0 || d.d_model % d.heads != 0)
         throw std::invalid_argument(fmt::format("d_model {} is not divisible by heads {}", d.d_model, d.heads));
@@ -214,22 +219,30 @@ Var<T> Transformer<T>::forward_causal(const std::vector<std::int32_t>& ids, std:
 }
 
 template <class T>
+void Transformer<T>::train(bool on) {
+    Module<T>::train(on);
+    if (!on) eval_positions_rng_ = Rng(eval_positions_seed(cfg_.seed));
+}
+
+template <class T>
 void Transformer<T>::draw_positions(const std::vector<std::shared_ptr<PositionEncoding<T>>>& side, std::size_t L) const {
     for (auto& p : side) {
         const std::size_t N = p->randomized_range();
         if (N == 0) continue;
-        if (!this->training()) {
+        const bool training = this->training();
+        if (!training && !p->randomized_at_eval()) {
             p->set_position_map(PositionMap{});
             continue;
         }
         if (L > N)
             throw std::length_error(fmt::format("randomized positions: a sequence of length {} does not fit the range "
                                                 "[0, {}) (raise the encoding's randomized option)", L, N));
+        Rng& rng = training ? dropout_rng_ : eval_positions_rng_;
         // Floyd's algorithm: L distinct values of [0, N) with L draws, then sorted.
         std::vector<std::size_t> pos;
         pos.reserve(L);
         for (std::size_t j = N - L; j < N; ++j) {
-            const std::size_t t = static_cast<std::size_t>(dropout_rng_.below(j + 1));
+            const std::size_t t = static_cast<std::size_t>(rng.below(j + 1));
             pos.push_back(std::find(pos.begin(), pos.end(), t) == pos.end() ? t : j);
         }
         std::sort(pos.begin(), pos.end());
@@ -238,8 +251,10 @@ void Transformer<T>::draw_positions(const std::vector<std::shared_ptr<PositionEn
 }
 
 template <class T>
-DecoderState<T> Transformer<T>::start_decoding(const Var<T>& memory, const AttentionMask<T>& src_mask) const {
+DecoderState<T> Transformer<T>::start_decoding(const Var<T>& memory, const AttentionMask<T>& src_mask,
+                                               std::size_t max_positions) const {
     DecoderState<T> s;
+    s.max_positions = max_positions;
     s.layers.resize(dec_layers.size());
     s.memory = memory;
     s.memory_mask = src_mask;
@@ -249,9 +264,20 @@ DecoderState<T> Transformer<T>::start_decoding(const Var<T>& memory, const Atten
 template <class T>
 Var<T> Transformer<T>::decode_step(const std::vector<std::int32_t>& tokens, DecoderState<T>& state) const {
     const std::size_t B = tokens.size();
-    if (state.step == 0)  // decoding sees the real positions 0.., whatever the mode
-        for (auto& p : dec_pos)
-            if (p->randomized_range()) p->set_position_map(PositionMap{});
+    if (state.step == 0)  // decoding sees the real positions 0.., whatever the mode, unless randomized_eval: sample
+        for (auto& p : dec_pos) {
+            if (!p->randomized_range()) continue;
+            if (!p->randomized_at_eval()) {
+                p->set_position_map(PositionMap{});
+                continue;
+            }
+            if (state.max_positions == 0)
+                throw std::logic_error("Transformer::decode_step: randomized_eval: sample needs the decode's length "
+                                       "(start_decoding's max_positions)");
+            const bool was_training = this->training();
+            if (was_training) throw std::logic_error("Transformer::decode_step: decode in eval mode");
+            draw_positions({p}, state.max_positions);
+        }
     Var<T> y = embed_target(tokens, B, 1, state.step);  // (B, 1, D) at position `step`
     for (std::size_t i = 0; i < dec_layers.size(); ++i)
         y = dec_layers[i]->forward(y, state.memory, &state.memory_mask, &state.layers[i], state.step);

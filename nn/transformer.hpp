@@ -96,6 +96,9 @@ struct DecoderState {
     Var<T> memory;               // (B, Ls, D); undefined for a decoder-only model
     AttentionMask<T> memory_mask;
     std::size_t step = 0;        // tokens already fed
+    // The most positions this decode will feed (prompt and output); encodings with randomized_eval: sample
+    // draw that many positions at the first step, so the decoder must say it (0 = not said).
+    std::size_t max_positions = 0;
     // Keeps only the given batch rows (in that order): beam search reordering.
     void select(const std::vector<std::size_t>& rows);
 };
@@ -117,8 +120,12 @@ public:
                           std::vector<Var<T>>* self_weights = nullptr) const;
     // Incremental decoding: start from the memory (decoder-only: start_decoding() with no arguments),
     // then feed one token per row per step.
-    DecoderState<T> start_decoding(const Var<T>& memory, const AttentionMask<T>& src_mask) const;
-    DecoderState<T> start_decoding() const { return start_decoding(Var<T>(), AttentionMask<T>()); }
+    // max_positions: the most tokens the decode will feed (see DecoderState::max_positions).
+    DecoderState<T> start_decoding(const Var<T>& memory, const AttentionMask<T>& src_mask,
+                                   std::size_t max_positions = 0) const;
+    DecoderState<T> start_decoding(std::size_t max_positions = 0) const {
+        return start_decoding(Var<T>(), AttentionMask<T>(), max_positions);
+    }
     Var<T> decode_step(const std::vector<std::int32_t>& tokens, DecoderState<T>& state) const;  // -> (B, V)
 
     // Key padding mask for a padded id matrix (B, L).
@@ -127,8 +134,12 @@ public:
     // Randomized positions (Ruoss et al. 2023): while training, each forward pass of a side draws a sorted
     // random subset of [0, N) as the positions of its L indices for every encoding with randomized: N
     // (one draw per batch, from the dropout stream, so a resumed run draws the same); in eval mode the
-    // positions are 0.. as always.
+    // positions are 0.. as always, unless the encoding has randomized_eval: sample, which draws from the
+    // evaluation stream (restarted by every eval(), so an evaluation is the same whenever it runs).
     void draw_positions(const std::vector<std::shared_ptr<PositionEncoding<T>>>& side, std::size_t L) const;
+
+    // Switching to eval mode restarts the evaluation stream of randomized positions.
+    void train(bool on = true) override;
 
     Rng& dropout_rng() { return dropout_rng_; }
     const TransformerConfig& config() const { return cfg_; }
@@ -150,6 +161,7 @@ private:
     TransformerConfig cfg_;
     Rng init_rng_;
     mutable Rng dropout_rng_;  // dropout layers hold it by reference; draw_positions draws from it too
+    mutable Rng eval_positions_rng_;  // randomized_eval: sample draws from it; eval() restarts it
 };
 
 extern template class EncoderLayer<float>;

@@ -175,3 +175,64 @@ TEST_CASE("randomized/a model draws new positions per training pass and none in 
         for (std::size_t v = 0; v < 13; ++v) REQUIRE(std::abs(step(0, v) - full(0, t, v)) < 1e-12);
     }
 }
+
+TEST_CASE("randomized/randomized_eval: sample draws at evaluation, reproducibly, and decodes as it scores",
+          "[randomized][nn]") {
+    const std::vector<std::pair<std::string, std::map<std::string, std::string>>> specs = {
+        {"rope", {}}, {"sinusoidal", {}}, {"learned", {{"max_len", "64"}}}, {"shaw", {{"k", "3"}}},
+        {"t5", {{"num_buckets", "8"}, {"max_distance", "16"}}}, {"alibi", {}}, {"kerple", {}}, {"fire", {}}};
+    const std::vector<std::int32_t> ids = {2, 4, 5, 6, 7, 8};
+    for (auto [type, opts] : specs) {
+        INFO(type);
+        auto cfg = tiny_config(13);
+        cfg.family = nn::Family::DecoderOnly;
+        cfg.dims.dropout = cfg.dims.attention_dropout = 0.0;
+        auto plain_opts = opts;
+        opts["randomized"] = "64";
+        auto identity_opts = opts;
+        opts["randomized_eval"] = "sample";
+        nn::Transformer<double> plain(cfg, positions<double>({{type, plain_opts}}));
+        nn::Transformer<double> ident(cfg, positions<double>({{type, identity_opts}}));
+        nn::Transformer<double> rnd(cfg, positions<double>({{type, opts}}));
+        NoGradGuard ng;
+        plain.eval();
+        ident.eval();
+        const Array<double> real = plain.forward_causal(ids, 1, 6).value();
+        require_equal(ident.forward_causal(ids, 1, 6).value(), real);  // the default evaluates at 0, 1, 2, ...
+        rnd.eval();
+        const Array<double> a = rnd.forward_causal(ids, 1, 6).value();
+        const Array<double> b = rnd.forward_causal(ids, 1, 6).value();  // the stream goes on: another draw
+        rnd.train();
+        rnd.forward_causal(ids, 1, 6);  // training draws come from another stream
+        rnd.eval();                     // and eval() restarts the evaluation stream
+        const Array<double> c = rnd.forward_causal(ids, 1, 6).value();
+        require_equal(c, a);
+        auto differs = [](const Array<double>& x, const Array<double>& y) {
+            for (std::size_t i = 0; i < x.size(); ++i)
+                if (std::abs(x.data()[i] - y.data()[i]) > 1e-9) return true;
+            return false;
+        };
+        CHECK(differs(a, b));
+        CHECK(differs(a, real));
+        // Incremental decoding draws as many positions as it says it will feed, from the restarted stream:
+        // the same map as the full pass of that length, so the same logits step by step.
+        rnd.eval();
+        auto state = rnd.start_decoding(ids.size());
+        for (std::size_t t = 0; t < ids.size(); ++t) {
+            const Array<double> step = rnd.decode_step({ids[t]}, state).value();
+            for (std::size_t v = 0; v < 13; ++v) REQUIRE(std::abs(step(0, v) - a(0, t, v)) < 1e-9);
+        }
+        auto unsized = rnd.start_decoding();
+        CHECK_THROWS_AS(rnd.decode_step({ids[0]}, unsized), std::logic_error);
+    }
+}
+
+TEST_CASE("randomized/randomized_eval option errors", "[randomized][position]") {
+    Rng rng(1);
+    CHECK_THROWS_WITH(make("rope", {{"randomized_eval", "sample"}}, nn::Side::Encoder, rng),
+                      Catch::Contains("randomized_eval") && Catch::Contains("randomized: N"));
+    CHECK_THROWS_WITH(make("rope", {{"randomized", "8"}, {"randomized_eval", "always"}}, nn::Side::Encoder, rng),
+                      Catch::Contains("randomized_eval") && Catch::Contains("sample"));
+    CHECK(make("rope", {{"randomized", "8"}, {"randomized_eval", "sample"}}, nn::Side::Encoder, rng)->randomized_at_eval());
+    CHECK_FALSE(make("rope", {{"randomized", "8"}}, nn::Side::Encoder, rng)->randomized_at_eval());
+}

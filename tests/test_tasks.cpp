@@ -312,6 +312,17 @@ TEST_CASE("tasks/the new keys leave the names of finished runs unchanged", "[tas
     CHECK(ids.at("seed=2_position=type-none") == "8c7ccdb2a70375e6");
 }
 
+TEST_CASE("tasks/randomized_eval: identity names the run the option's absence names", "[tasks][config]") {
+    auto id = [](const std::string& file, const std::string& pos) {
+        return run_identity(load_config(write_config(file, "name: t\ndata: {task: copy}\nmodel: {family: decoder_only, "
+                                                                 "position: " + pos + "}\n")));
+    };
+    const std::string plain = id("r1.yaml", "{type: rope, randomized: 64}");
+    CHECK(id("r2.yaml", "{type: rope, randomized: 64, randomized_eval: identity}") == plain);
+    CHECK(id("r3.yaml", "{type: rope, randomized: 64, randomized_eval: sample}") != plain);
+    CHECK(id("r4.yaml", "{type: rope}") != plain);
+}
+
 TEST_CASE("tasks/the default test split is named after the task", "[tasks][config]") {
     // Multi30k's test sets are years; a synthetic or language-model task's test split is `test`
     // (it used to inherit test2016).

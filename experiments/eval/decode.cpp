@@ -48,8 +48,10 @@ std::vector<std::vector<std::int32_t>> translate_batch(const nn::Transformer<flo
     std::vector<std::vector<std::int32_t>> result(B);
     std::vector<float> logp;
 
+    // Tokens a decode feeds at most: BOS and limit - 1 outputs (randomized_eval: sample draws that many positions).
+    const std::size_t max_fed = *std::max_element(limit.begin(), limit.end());
     if (opt.beam <= 1) {  // greedy
-        auto state = model.start_decoding(memory, mask);
+        auto state = model.start_decoding(memory, mask, max_fed);
         std::vector<std::size_t> alive(B);
         std::iota(alive.begin(), alive.end(), 0);
         std::vector<std::int32_t> tokens(B, opt.bos);
@@ -90,7 +92,7 @@ std::vector<std::vector<std::int32_t>> translate_batch(const nn::Transformer<flo
     std::vector<std::size_t> active(B);
     std::iota(active.begin(), active.end(), 0);
     // initial state: one row per sentence
-    auto state = model.start_decoding(memory, mask);
+    auto state = model.start_decoding(memory, mask, max_fed);
     std::vector<std::int32_t> tokens(B, opt.bos);
     for (std::size_t step = 0; !active.empty(); ++step) {
         Var<float> logits = model.decode_step(tokens, state);  // (rows, V)
@@ -172,7 +174,7 @@ std::vector<std::vector<std::int32_t>> continue_greedy(const nn::Transformer<flo
     // A learned position table bounds the whole sequence (prompt + answer).
     const std::size_t limit = std::min(longest + max_new, model.max_target_length());
     std::vector<bool> done(B, max_new == 0);
-    auto state = model.start_decoding();
+    auto state = model.start_decoding(limit);
     std::vector<std::int32_t> tokens(B);
     for (std::size_t t = 0; t < limit; ++t) {
         for (std::size_t b = 0; b < B; ++b)

@@ -310,6 +310,9 @@ std::string run_identity(const ExperimentConfig& c) {
             if (node[nn::kRandomizedOption] && node[nn::kRandomizedOption].IsScalar() &&
                 node[nn::kRandomizedOption].Scalar() == "0")
                 node.remove(nn::kRandomizedOption);
+            if (node[nn::kRandomizedEvalOption] && node[nn::kRandomizedEvalOption].IsScalar() &&
+                node[nn::kRandomizedEvalOption].Scalar() == "identity")
+                node.remove(nn::kRandomizedEvalOption);
         } catch (const std::exception&) {
             // an unknown type is reported by the model's validation, not here
         }
@@ -535,6 +538,7 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
     std::string metrics_json, sig_json;
     std::map<std::string, std::string> sigs;
     for (const auto& split : cfg.eval.splits) {
+        model->eval();  // each split from the start of the evaluation stream (randomized_eval: sample)
         const auto t0 = std::chrono::steady_clock::now();
         const auto m = task->evaluate(EvalRequest{*model, data, split, cfg, pc.run_dir.string(), &sigs,
                                                   [&](const std::string& s) { log(s); }});
