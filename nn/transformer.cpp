@@ -118,7 +118,8 @@ Transformer<T>::Transformer(const TransformerConfig& cfg, const PositionFactory<
             "share_embeddings: all needs one joint vocabulary, got source {} and target {}", cfg.src_vocab, cfg.tgt_vocab));
 
     const bool decoder_only = cfg.family == Family::DecoderOnly;
-    if (decoder_only) {
+    const bool encoder_only = cfg.family == Family::EncoderOnly;
+    if (decoder_only || encoder_only) {
         // One vocabulary, one embedding ("embed"); share_embeddings all and decoder both tie it to the output.
         tgt_embed = src_embed = this->register_module(
             "embed", std::make_shared<Embedding<T>>(cfg.tgt_vocab, d.d_model, cfg.scale_embeddings, init_rng_));
@@ -126,7 +127,7 @@ Transformer<T>::Transformer(const TransformerConfig& cfg, const PositionFactory<
         src_embed = this->register_module("src_embed", std::make_shared<Embedding<T>>(cfg.src_vocab, d.d_model,
                                                                                        cfg.scale_embeddings, init_rng_));
     }
-    if (share == "all" || decoder_only)
+    if (share == "all" || decoder_only || encoder_only)
         tgt_embed = src_embed;  // one table: registered once
     else
         tgt_embed = this->register_module("tgt_embed", std::make_shared<Embedding<T>>(cfg.tgt_vocab, d.d_model,
@@ -138,7 +139,7 @@ Transformer<T>::Transformer(const TransformerConfig& cfg, const PositionFactory<
     PositionContext ectx{d.d_model, d.heads, Side::Encoder, &init_rng_};
     PositionContext dctx{d.d_model, d.heads, Side::Decoder, &init_rng_};
     if (!decoder_only) enc_pos = positions(ectx);
-    dec_pos = positions(dctx);
+    if (!encoder_only) dec_pos = positions(dctx);
     for (std::size_t i = 0; i < enc_pos.size(); ++i)
         this->register_module(enc_pos.size() == 1 ? "encoder.position" : fmt::format("encoder.position{}", i), enc_pos[i]);
     for (std::size_t i = 0; i < dec_pos.size(); ++i)
@@ -147,12 +148,12 @@ Transformer<T>::Transformer(const TransformerConfig& cfg, const PositionFactory<
     for (std::size_t i = 0; i < (decoder_only ? 0 : cfg.encoder_layers); ++i)
         enc_layers.push_back(this->register_module(
             fmt::format("encoder.layers.{}", i), std::make_shared<EncoderLayer<T>>(d, i, enc_pos, init_rng_, dropout_rng_)));
-    for (std::size_t i = 0; i < cfg.decoder_layers; ++i)
+    for (std::size_t i = 0; i < (encoder_only ? 0 : cfg.decoder_layers); ++i)
         dec_layers.push_back(this->register_module(
             fmt::format("decoder.layers.{}", i), std::make_shared<DecoderLayer<T>>(d, i, dec_pos, init_rng_, dropout_rng_, !decoder_only)));
     if (d.norm == NormOrder::Pre) {
         if (!decoder_only) enc_norm = this->register_module("encoder.norm", std::make_shared<LayerNorm<T>>(d.d_model));
-        dec_norm = this->register_module("decoder.norm", std::make_shared<LayerNorm<T>>(d.d_model));
+        if (!encoder_only) dec_norm = this->register_module("decoder.norm", std::make_shared<LayerNorm<T>>(d.d_model));
     }
 }
 
@@ -199,6 +200,8 @@ template <class T>
 Var<T> Transformer<T>::decode(const std::vector<std::int32_t>& tgt_in, std::size_t B, std::size_t Lt,
                               const Var<T>& memory, const AttentionMask<T>& src_mask,
                               std::vector<Var<T>>* self_weights) const {
+    if (cfg_.family == Family::EncoderOnly)
+        throw std::logic_error("Transformer::decode: an encoder-only model has no decoder (use forward_bidirectional)");
     draw_positions(dec_pos, Lt);
     Var<T> y = embed_target(tgt_in, B, Lt, 0);
     for (auto& layer : dec_layers) {
@@ -208,6 +211,14 @@ Var<T> Transformer<T>::decode(const std::vector<std::int32_t>& tgt_in, std::size
     }
     if (dec_norm) y = dec_norm->forward(y);
     return project(y);  // (B, Lt, V)
+}
+
+template <class T>
+Var<T> Transformer<T>::forward_bidirectional(const std::vector<std::int32_t>& ids, std::size_t B, std::size_t L,
+                                            std::vector<Var<T>>* attn_weights) const {
+    if (cfg_.family != Family::EncoderOnly)
+        throw std::logic_error("Transformer::forward_bidirectional: only an encoder-only model predicts from its encoder");
+    return project(encode(ids, B, L, padding_mask(ids, B, L), attn_weights));  // (B, L, V)
 }
 
 template <class T>
@@ -253,6 +264,8 @@ void Transformer<T>::draw_positions(const std::vector<std::shared_ptr<PositionEn
 template <class T>
 DecoderState<T> Transformer<T>::start_decoding(const Var<T>& memory, const AttentionMask<T>& src_mask,
                                                std::size_t max_positions) const {
+    if (cfg_.family == Family::EncoderOnly)
+        throw std::logic_error("Transformer::start_decoding: an encoder-only model has no decoder to decode with");
     DecoderState<T> s;
     s.max_positions = max_positions;
     s.layers.resize(dec_layers.size());
@@ -300,7 +313,13 @@ std::size_t Transformer<T>::max_target_length() const {
     return m;
 }
 
-const char* family_name(Family f) { return f == Family::DecoderOnly ? "decoder_only" : "encoder_decoder"; }
+const char* family_name(Family f) {
+    switch (f) {
+        case Family::DecoderOnly: return "decoder_only";
+        case Family::EncoderOnly: return "encoder_only";
+        default: return "encoder_decoder";
+    }
+}
 
 template struct DecoderState<float>;
 template struct DecoderState<double>;

@@ -73,16 +73,19 @@ public:
 template <class T>
 using PositionFactory = std::function<std::vector<std::shared_ptr<PositionEncoding<T>>>(const PositionContext&)>;
 
-// Which stack a model is: encoder + decoder (translation, seq2seq tasks), or a decoder alone (language
-// models and prompt -> answer tasks), with no encoder, no source embedding and no cross-attention.
-enum class Family { EncoderDecoder, DecoderOnly };
-const char* family_name(Family f);  // "encoder_decoder" | "decoder_only"
+// Which stack a model is: encoder + decoder (translation, seq2seq tasks); a decoder alone (language
+// models and prompt -> answer tasks), with no encoder, no source embedding and no cross-attention; or an
+// encoder alone (every position sees every other, one prediction per position: the non-autoregressive
+// setting of Ruoss et al. 2023 and Delétang et al. 2023), with no decoder.
+enum class Family { EncoderDecoder, DecoderOnly, EncoderOnly };
+const char* family_name(Family f);  // "encoder_decoder" | "decoder_only" | "encoder_only"
 
 struct TransformerConfig {
     Family family = Family::EncoderDecoder;
-    std::size_t src_vocab = 8000, tgt_vocab = 8000;  // decoder-only: tgt_vocab is the vocabulary
+    std::size_t src_vocab = 8000, tgt_vocab = 8000;  // decoder- and encoder-only: tgt_vocab is the vocabulary
     LayerDims dims;
-    std::size_t encoder_layers = 3, decoder_layers = 3;  // decoder-only: encoder_layers is not used
+    // decoder-only: encoder_layers is not used; encoder-only: decoder_layers is not used
+    std::size_t encoder_layers = 3, decoder_layers = 3;
     std::string share_embeddings = "all";  // none | decoder (target embedding = output projection) | all
     bool scale_embeddings = true;          // multiply embeddings by sqrt(d_model)
     std::int32_t pad_id = 0;
@@ -118,6 +121,10 @@ public:
     // positions before it (padding after a row's end is never seen by its real tokens).
     Var<T> forward_causal(const std::vector<std::int32_t>& ids, std::size_t B, std::size_t L,
                           std::vector<Var<T>>* self_weights = nullptr) const;
+    // Encoder-only: ids (B*L, right-padded with pad_id) -> logits (B, L, V), each position seeing every
+    // non-padding position of its row, before and after it.
+    Var<T> forward_bidirectional(const std::vector<std::int32_t>& ids, std::size_t B, std::size_t L,
+                                 std::vector<Var<T>>* attn_weights = nullptr) const;
     // Incremental decoding: start from the memory (decoder-only: start_decoding() with no arguments),
     // then feed one token per row per step.
     // max_positions: the most tokens the decode will feed (see DecoderState::max_positions).

@@ -158,7 +158,7 @@ TEST_CASE("tasks/a task registered by a test trains and evaluates through the ru
 
 TEST_CASE("tasks/decoder-only batches put context and target in one row", "[tasks][batching]") {
     std::vector<Example> ex = {{{2, 7, 8, 4}, {9, 3}}, {{2, 5, 4}, {6, 6, 3}}};
-    Batch b = make_batch(ex, {0, 1}, true);
+    Batch b = make_batch(ex, {0, 1}, Layout::DecoderOnly);
     REQUIRE(b.Lt == 5);
     REQUIRE(b.Ls == 0);
     // row 0: S = 2 7 8 4 9 3 -> inputs 2 7 8 4 9, outputs predicted after the context: _ _ _ 9 3
@@ -170,7 +170,7 @@ TEST_CASE("tasks/decoder-only batches put context and target in one row", "[task
     CHECK(b.n_tgt_tokens == 5);
     BatchOptions bo;
     bo.max_tokens = 5;  // one 5-token row per batch
-    bo.decoder_only = true;
+    bo.layout = Layout::DecoderOnly;
     CHECK(plan_eval_batches(ex, bo).size() == 2);
 }
 

@@ -360,7 +360,7 @@ PositionSpec read_position_spec(const YAML::Node& node, const std::string& key, 
 
 void read_model(YamlOptions& o, ModelConfig& m, const std::string& file,
                 const std::shared_ptr<const ValueOrigins>& origins) {
-    m.family = o.get_string("family", m.family, {"encoder_decoder", "decoder_only"});
+    m.family = o.get_string("family", m.family, {"encoder_decoder", "decoder_only", "encoder_only"});
     m.d_model = o.get_int("d_model", m.d_model, 1, kNoMax);
     m.heads = o.get_int("heads", m.heads, 1, kNoMax);
     m.d_ff = o.get_int("d_ff", m.d_ff, 1, kNoMax);
@@ -436,6 +436,7 @@ void read_eval(YamlOptions& o, EvalConfig& e, const DataConfig& d, const ModelCo
     e.splits = o.get_string_list("splits", all_splits(d));
     // Unless given, the metrics of the task's family: BLEU for translation, perplexity for a language
     // model, exact match and extension ratio for the decoder-only algorithmic tasks.
+    if (m.family == "encoder_only") e.metrics = {"accuracy", "extension_ratio"};
     if (m.family == "decoder_only")
         e.metrics = d.task == "brown" ? std::vector<std::string>{"ppl", "ppl_sliding"}
                                       : std::vector<std::string>{"accuracy", "extension_ratio"};

@@ -25,9 +25,10 @@ void shuffle(std::vector<T>& v, Rng& rng) {  // Fisher-Yates with our own Rng (s
 }
 
 // The padded (source, target) lengths one example needs: (|x|, |y| + 1) for the encoder-decoder,
-// (0, |src| + |tgt| - 1) for a decoder-only sequence.
-std::pair<std::size_t, std::size_t> row_lengths(const Example& e, bool decoder_only) {
-    if (decoder_only) return {0, e.src.size() + e.tgt.size() - 1};
+// (0, |src| + |tgt| - 1) for a decoder-only sequence, (0, |src|) for an encoder-only input.
+std::pair<std::size_t, std::size_t> row_lengths(const Example& e, Layout layout) {
+    if (layout == Layout::DecoderOnly) return {0, e.src.size() + e.tgt.size() - 1};
+    if (layout == Layout::EncoderOnly) return {0, e.src.size()};
     return {e.src.size(), e.tgt.size() + 1};
 }
 
@@ -38,7 +39,7 @@ std::vector<std::vector<std::size_t>> cut(const std::vector<Example>& ex, const 
     std::vector<std::size_t> cur;
     std::size_t ls = 0, lt = 0;
     for (std::size_t i : order) {
-        const auto [els, elt] = row_lengths(ex[i], opt.decoder_only);
+        const auto [els, elt] = row_lengths(ex[i], opt.layout);
         const std::size_t nls = std::max(ls, els);
         const std::size_t nlt = std::max(lt, elt);
         const bool over_budget = batch_cost(cur.size() + 1, nls, nlt) > opt.max_tokens;
@@ -120,10 +121,33 @@ Batch make_decoder_only_batch(const std::vector<Example>& examples, const std::v
     }
     return b;
 }
+
+Batch make_encoder_only_batch(const std::vector<Example>& examples, const std::vector<std::size_t>& indices) {
+    Batch b;
+    b.B = indices.size();
+    for (std::size_t i : indices) {
+        if (examples[i].tgt.empty() || examples[i].tgt.size() > examples[i].src.size())
+            throw std::invalid_argument("encoder-only example whose labels are empty or longer than its input");
+        b.Lt = std::max(b.Lt, examples[i].src.size());
+    }
+    b.tgt_in.assign(b.B * b.Lt, PAD_ID);
+    b.tgt_out.assign(b.B * b.Lt, PAD_ID);
+    b.index = indices;
+    for (std::size_t r = 0; r < b.B; ++r) {
+        const Example& ex = examples[indices[r]];
+        std::copy(ex.src.begin(), ex.src.end(), b.tgt_in.data() + r * b.Lt);
+        std::copy(ex.tgt.begin(), ex.tgt.end(), b.tgt_out.data() + r * b.Lt + (ex.src.size() - ex.tgt.size()));
+        b.src_len.push_back(0);
+        b.tgt_len.push_back(ex.src.size());
+        b.n_tgt_tokens += ex.tgt.size();
+    }
+    return b;
+}
 }  // namespace
 
-Batch make_batch(const std::vector<Example>& examples, const std::vector<std::size_t>& indices, bool decoder_only) {
-    if (decoder_only) return make_decoder_only_batch(examples, indices);
+Batch make_batch(const std::vector<Example>& examples, const std::vector<std::size_t>& indices, Layout layout) {
+    if (layout == Layout::DecoderOnly) return make_decoder_only_batch(examples, indices);
+    if (layout == Layout::EncoderOnly) return make_encoder_only_batch(examples, indices);
     Batch b;
     b.B = indices.size();
     for (std::size_t i : indices) {
@@ -152,13 +176,13 @@ Batch make_batch(const std::vector<Example>& examples, const std::vector<std::si
 
 std::vector<Batch> train_batches(const std::vector<Example>& examples, const BatchOptions& opt, std::uint64_t epoch) {
     std::vector<Batch> out;
-    for (const auto& idx : plan_train_batches(examples, opt, epoch)) out.push_back(make_batch(examples, idx, opt.decoder_only));
+    for (const auto& idx : plan_train_batches(examples, opt, epoch)) out.push_back(make_batch(examples, idx, opt.layout));
     return out;
 }
 
 std::vector<Batch> eval_batches(const std::vector<Example>& examples, const BatchOptions& opt) {
     std::vector<Batch> out;
-    for (const auto& idx : plan_eval_batches(examples, opt)) out.push_back(make_batch(examples, idx, opt.decoder_only));
+    for (const auto& idx : plan_eval_batches(examples, opt)) out.push_back(make_batch(examples, idx, opt.layout));
     return out;
 }
 

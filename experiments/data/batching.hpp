@@ -13,10 +13,14 @@ namespace relpos {
 
 // A padded batch; row b holds example index[b].
 //
-// Decoder-only batches (BatchOptions::decoder_only) hold one sequence per row, S = src ++ tgt (the task puts
+// Decoder-only batches (Layout::DecoderOnly) hold one sequence per row, S = src ++ tgt (the task puts
 // any BOS/SEP/EOS into src and tgt itself): tgt_in = S without its last token, tgt_out[t] = S[t + 1] where
 // that token belongs to tgt and PAD_ID where it belongs to src (context the loss does not score); Ls = 0,
 // src is empty, Lt = |S| - 1 and tgt_len[b] = |S| - 1.
+// Encoder-only batches (Layout::EncoderOnly) hold one input per row, src (which the task builds whole: for an
+// answer of n tokens, the prompt then n slots to fill), and label its last |tgt| positions with tgt:
+// tgt_in = src, tgt_out[t] = tgt[t - (|src| - |tgt|)] for those positions and PAD_ID elsewhere; Ls = 0,
+// Lt = |src|, tgt_len[b] = |src|.
 struct Batch {
     std::size_t B = 0, Ls = 0, Lt = 0;  // rows, padded source length, padded target length (tgt len + 1)
     std::vector<std::int32_t> src;      // (B, Ls) row-major: x, then PAD_ID
@@ -28,6 +32,9 @@ struct Batch {
     std::vector<std::size_t> index;     // (B) index of each row's example in the vector it was cut from
 };
 
+// How a batch lays out an example: the input form of the model family it feeds.
+enum class Layout { Seq2Seq, DecoderOnly, EncoderOnly };
+
 struct BatchOptions {
     // A batch's cost is rows * max(Ls, Lt) with Lt = longest target + 1; a batch holds as many examples
     // as keep the cost <= max_tokens. One example that alone exceeds it still forms its own batch.
@@ -38,7 +45,9 @@ struct BatchOptions {
     // shuffled tie order and the shuffled batch order).
     std::size_t sort_chunk = 0;
     std::uint64_t seed = 0;
-    bool decoder_only = false;  // rows are src ++ tgt sequences (see Batch); their cost is rows * (|S| - 1)
+    // Seq2Seq: (src, tgt) pairs; DecoderOnly: rows are src ++ tgt sequences, their cost rows * (|S| - 1);
+    // EncoderOnly: rows are src, labelled at their last |tgt| positions (see Batch)
+    Layout layout = Layout::Seq2Seq;
 };
 
 // Cost of a batch with these padded lengths: rows * max(Ls, Lt).
@@ -56,7 +65,7 @@ std::vector<std::vector<std::size_t>> plan_eval_batches(const std::vector<Exampl
 
 // Pads the given examples into a Batch (rows in the order of `indices`).
 Batch make_batch(const std::vector<Example>& examples, const std::vector<std::size_t>& indices,
-                 bool decoder_only = false);
+                 Layout layout = Layout::Seq2Seq);
 
 // plan_* followed by make_batch for each plan entry.
 std::vector<Batch> train_batches(const std::vector<Example>& examples, const BatchOptions& opt, std::uint64_t epoch);

@@ -1,8 +1,13 @@
-// The decoder-only algorithmic suite for length generalization (Kazemnejad et al. 2023; Ruoss et al. 2023):
-// copy, reverse, sort, parity, addition, duplicate_string, ... (experiments/tasks/algorithmic.hpp has the
-// generators). Train on input lengths data.synthetic.train_len, validate on held-out examples of those
+// The algorithmic suite for length generalization (Kazemnejad et al. 2023; Ruoss et al. 2023): copy,
+// reverse, sort, parity, addition, duplicate_string, ... (experiments/tasks/algorithmic.hpp has the
+// generators), for two model families:
+//   decoder_only  BOS prompt SEP answer EOS, trained on the answer and EOS; the answer is decoded greedily
+//   encoder_only  BOS prompt SEP then one slot token per answer token and EOS (ALGO_SLOT_ID), every position
+//                 seeing every other; the model fills the slots in one pass (the non-autoregressive setting
+//                 of Ruoss et al. and Delétang et al., who also give the model the answer's length) Train on input lengths data.synthetic.train_len, validate on held-out examples of those
 // lengths, test on data.synthetic.test_len (e.g. L+1 .. 2L), the same number of test examples per length.
-//   accuracy          exact match of the greedy answer (prompt fed through the cache, answer ended by EOS), %
+//   accuracy          exact match of the answer, %: greedy decoding (prompt fed through the cache, answer
+//                     ended by EOS), or the argmax of every slot
 //   accuracy@n        the same for inputs of length n
 //   extension_ratio   the longest n such that every evaluated length <= n (the validation lengths and the
 //                     split's) has accuracy >= 90%, divided by L = train_len max; 0 when the shortest fails
@@ -29,6 +34,49 @@ std::vector<TaskOption> task_registry_options_of_copy(const TaskRegistry& r) {
 }
 
 constexpr std::uint64_t ALGO_DATA_SEED = 20230531;  // data stays fixed across model seeds
+// The encoder-only slot token: UNK, which the generators never emit (so the vocabulary, and the
+// decoder-only models' parameters, stay as they were).
+constexpr std::int32_t ALGO_SLOT_ID = UNK_ID;
+
+// The encoder-only form of a (BOS prompt SEP, answer EOS) example: the input gets one slot per label.
+Example to_encoder_only(Example e) {
+    e.src.insert(e.src.end(), e.tgt.size(), ALGO_SLOT_ID);
+    return e;
+}
+
+// Exact-match accuracy (%) per input length of a split, for an encoder-only model: one forward pass per
+// batch, the argmax at every slot.
+std::map<std::size_t, double> slot_accuracy_by_length(const nn::Transformer<float>& model, const EvalSplit& s,
+                                                      std::size_t batch_tokens, std::size_t* right_total) {
+    NoGradGuard ng;
+    std::map<std::size_t, std::pair<std::size_t, std::size_t>> counts;  // length -> (right, all)
+    BatchOptions bo;
+    bo.max_tokens = batch_tokens;
+    bo.layout = Layout::EncoderOnly;
+    std::size_t right = 0;
+    for (const Batch& b : eval_batches(s.examples, bo)) {
+        Var<float> logits = model.forward_bidirectional(b.tgt_in, b.B, b.Lt);  // (B, Lt, V)
+        const std::size_t V = logits.shape().back();
+        const float* p = logits.data();
+        for (std::size_t r = 0; r < b.B; ++r) {
+            bool ok = true;
+            for (std::size_t t = 0; t < b.Lt && ok; ++t) {
+                const std::int32_t want = b.tgt_out[r * b.Lt + t];
+                if (want == PAD_ID) continue;
+                const float* row = p + (r * b.Lt + t) * V;
+                ok = std::max_element(row, row + V) - row == want;
+            }
+            auto& c = counts[s.lengths[b.index[r]]];
+            c.first += ok;
+            c.second += 1;
+            right += ok;
+        }
+    }
+    if (right_total) *right_total = right;
+    std::map<std::size_t, double> acc;
+    for (auto& [n, c] : counts) acc[n] = 100.0 * double(c.first) / double(c.second);
+    return acc;
+}
 
 // Exact-match accuracy (%) per input length of a split.
 std::map<std::size_t, double> accuracy_by_length(const nn::Transformer<float>& model, const EvalSplit& s,
@@ -72,7 +120,7 @@ std::map<std::size_t, double> accuracy_by_length(const nn::Transformer<float>& m
 
 class AlgorithmicTask : public Task {
 public:
-    explicit AlgorithmicTask(std::string name) : name_(std::move(name)) {}
+    AlgorithmicTask(std::string name, nn::Family family) : name_(std::move(name)), family_(family) {}
 
     Dataset load(const ExperimentConfig& cfg, const std::string&, const Log& log) const override {
         const auto& dc = cfg.data;
@@ -104,8 +152,14 @@ public:
         d.splits[dc.valid_split] = make_split(s.valid_size, s.train_len, ALGO_DATA_SEED + 1000);
         for (const auto& name : wanted)
             if (name != dc.valid_split && name != "train") d.splits[name] = make_split(s.test_size, s.test_len, ALGO_DATA_SEED + 2000);
+        if (family_ == nn::Family::EncoderOnly) {
+            for (auto& e : d.train) e = to_encoder_only(std::move(e));
+            for (auto& [n, split] : d.splits)
+                for (auto& e : split.examples) e = to_encoder_only(std::move(e));
+        }
         if (log)
-            log(fmt::format("{} (decoder-only): {} training examples (lengths {}-{}), vocabulary {}", name_, d.train.size(),
+            log(fmt::format("{} ({}): {} training examples (lengths {}-{}), vocabulary {}", name_,
+                            family_ == nn::Family::EncoderOnly ? "encoder-only" : "decoder-only", d.train.size(),
                             s.train_len.min, s.train_len.max, d.vocab));
         return d;
     }
@@ -123,7 +177,11 @@ public:
         }
         if (wants("accuracy") || wants("extension_ratio")) {
             std::size_t right = 0;
-            const auto acc = accuracy_by_length(r.model, split, bt, &right);
+            auto by_length = [&](const EvalSplit& sp, std::size_t* rt) {
+                return family_ == nn::Family::EncoderOnly ? slot_accuracy_by_length(r.model, sp, bt, rt)
+                                                          : accuracy_by_length(r.model, sp, bt, rt);
+            };
+            const auto acc = by_length(split, &right);
             if (wants("accuracy")) {
                 out["accuracy"] = split.examples.empty() ? 0.0 : 100.0 * double(right) / double(split.examples.size());
                 for (auto& [n, a] : acc) out[fmt::format("accuracy@{}", n)] = a;
@@ -131,7 +189,7 @@ public:
             if (wants("extension_ratio")) {
                 std::map<std::size_t, double> all = acc;
                 if (r.split != r.data.valid_split)
-                    for (auto& [n, a] : accuracy_by_length(r.model, r.data.splits.at(r.data.valid_split), bt, nullptr))
+                    for (auto& [n, a] : by_length(r.data.splits.at(r.data.valid_split), nullptr))
                         all.emplace(n, a);
                 std::size_t reach = 0;
                 for (auto& [n, a] : all) {
@@ -146,6 +204,7 @@ public:
 
 private:
     std::string name_;
+    nn::Family family_;
 };
 
 }  // namespace
@@ -154,23 +213,27 @@ void register_algorithmic(TaskRegistry& r) {
     const std::vector<std::string> metrics{"accuracy", "extension_ratio", "loss", "ppl"};
     for (const auto& t : algorithmic_tasks()) {
         const std::string name = t.name;
-        auto make_algo = [name](nn::Family) -> std::unique_ptr<Task> { return std::make_unique<AlgorithmicTask>(name); };
+        auto make_algo = [name](nn::Family f) -> std::unique_ptr<Task> { return std::make_unique<AlgorithmicTask>(name, f); };
         if (const TaskEntry* old = r.find(name)) {
-            // A sequence-to-sequence task of the same name (copy, reverse): one entry, two families.
+            // A sequence-to-sequence task of the same name (copy, reverse): one entry, three families.
             TaskEntry e = *old;
-            e.families.push_back(nn::Family::DecoderOnly);
-            e.metrics[nn::Family::DecoderOnly] = metrics;
-            e.summary += fmt::format("; decoder_only: {}", t.summary);
+            for (auto f : {nn::Family::DecoderOnly, nn::Family::EncoderOnly}) {
+                e.families.push_back(f);
+                e.metrics[f] = metrics;
+            }
+            e.summary += fmt::format("; decoder_only, encoder_only: {}", t.summary);
             auto seq2seq = old->make;
-            e.make = [seq2seq, make_algo](nn::Family f) { return f == nn::Family::DecoderOnly ? make_algo(f) : seq2seq(f); };
+            e.make = [seq2seq, make_algo](nn::Family f) {
+                return f == nn::Family::EncoderDecoder ? seq2seq(f) : make_algo(f);
+            };
             r.add(std::move(e));
             continue;
         }
         TaskEntry e;
         e.name = name;
         e.summary = t.summary;
-        e.families = {nn::Family::DecoderOnly};
-        e.metrics = {{nn::Family::DecoderOnly, metrics}};
+        e.families = {nn::Family::DecoderOnly, nn::Family::EncoderOnly};
+        e.metrics = {{nn::Family::DecoderOnly, metrics}, {nn::Family::EncoderOnly, metrics}};
         e.options = task_registry_options_of_copy(r);  // data.synthetic: n_symbols, sizes, train_len, test_len
         e.make = make_algo;
         r.add(std::move(e));

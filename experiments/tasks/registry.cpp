@@ -47,7 +47,9 @@ std::vector<std::string> TaskRegistry::names() const {
 }
 
 nn::Family model_family(const ModelConfig& m) {
-    return m.family == "decoder_only" ? nn::Family::DecoderOnly : nn::Family::EncoderDecoder;
+    if (m.family == "decoder_only") return nn::Family::DecoderOnly;
+    if (m.family == "encoder_only") return nn::Family::EncoderOnly;
+    return nn::Family::EncoderDecoder;
 }
 
 namespace {
@@ -91,10 +93,10 @@ std::unique_ptr<Task> make_task(const ExperimentConfig& cfg) {
         if (std::find(known.begin(), known.end(), m) == known.end())
             throw ConfigError(fmt::format("{}: eval.metrics: task '{}' ({}) does not compute '{}'; it computes {}",
                                           cfg.source, e->name, nn::family_name(family), m, join(known)));
-    if (cfg.train.valid_bleu && family == nn::Family::DecoderOnly)
+    if (cfg.train.valid_bleu && family != nn::Family::EncoderDecoder)
         throw ConfigError(fmt::format("{}: train.valid_bleu: validation BLEU is for encoder-decoder tasks; task '{}' "
-                                      "with model.family decoder_only has none (set it to false)",
-                                      cfg.source, e->name));
+                                      "with model.family {} has none (set it to false)",
+                                      cfg.source, e->name, nn::family_name(family)));
     return e->make(family);
 }
 

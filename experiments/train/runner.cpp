@@ -92,10 +92,15 @@ Dataset load_dataset(const ExperimentConfig& cfg, const std::string& cache_dir,
     Dataset d = make_task(cfg)->load(cfg, cache_dir, log);
     d.family = model_family(cfg.model);
     const bool decoder_only = d.family == nn::Family::DecoderOnly;
+    const bool encoder_only = d.family == nn::Family::EncoderOnly;
     auto longest = [&](const std::vector<Example>& ex) {
         for (auto& e : ex) {
             if (decoder_only) {  // one input of |src| + |tgt| - 1 tokens; build_model adds 1 to longest_target
                 d.longest_target = std::max(d.longest_target, e.src.size() + e.tgt.size() - 2);
+                continue;
+            }
+            if (encoder_only) {  // one input of |src| tokens, all in the encoder
+                d.longest_source = std::max(d.longest_source, e.src.size());
                 continue;
             }
             d.longest_source = std::max(d.longest_source, e.src.size());
@@ -134,8 +139,9 @@ void check_model_fits(const ExperimentConfig& cfg, std::size_t vocab) {
     // embeddings + output projection, then per layer: attention (4 d^2) and feed-forward (2 d d_ff);
     // a decoder layer has a second (cross) attention.
     const bool decoder_only = m.family == "decoder_only";  // no encoder, no cross-attention
+    const bool encoder_only = m.family == "encoder_only";  // no decoder
     const double params = 2 * V * d + (decoder_only ? 0 : E * (4 * d * d + 2 * d * ff)) +
-                          D * ((decoder_only ? 4 : 8) * d * d + 2 * d * ff);
+                          (encoder_only ? 0 : D * ((decoder_only ? 4 : 8) * d * d + 2 * d * ff));
     const double need = params * sizeof(float) * 4;  // weights, gradients, Adam's two moments
     const double have = physical_memory_bytes();
     if (need <= have) return;

@@ -23,8 +23,17 @@ void install_stop_handlers() {
     std::signal(SIGTERM, h);
 }
 
+Layout batch_layout(nn::Family f) {
+    switch (f) {
+        case nn::Family::DecoderOnly: return Layout::DecoderOnly;
+        case nn::Family::EncoderOnly: return Layout::EncoderOnly;
+        default: return Layout::Seq2Seq;
+    }
+}
+
 Var<float> batch_logits(const nn::Transformer<float>& model, const Batch& b) {
     if (model.config().family == nn::Family::DecoderOnly) return model.forward_causal(b.tgt_in, b.B, b.Lt);
+    if (model.config().family == nn::Family::EncoderOnly) return model.forward_bidirectional(b.tgt_in, b.B, b.Lt);
     auto mask = model.padding_mask(b.src, b.B, b.Ls);
     Var<float> mem = model.encode(b.src, b.B, b.Ls, mask);
     return model.decode(b.tgt_in, b.B, b.Lt, mem, mask);
@@ -36,7 +45,7 @@ EvalLoss evaluate_loss(const nn::Transformer<float>& model, const std::vector<Ex
     if (data.empty()) return r;
     BatchOptions bo;
     bo.max_tokens = batch_tokens;
-    bo.decoder_only = model.config().family == nn::Family::DecoderOnly;
+    bo.layout = batch_layout(model.config().family);
     double nll = 0;
     std::size_t correct = 0;
     for (const Batch& b : eval_batches(data, bo)) {
@@ -123,7 +132,7 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
     BatchOptions bo;
     bo.max_tokens = static_cast<std::size_t>(cfg_.batch_tokens);
     bo.seed = seed_;
-    bo.decoder_only = model_.config().family == nn::Family::DecoderOnly;
+    bo.layout = batch_layout(model_.config().family);
     const std::uint64_t epochs = static_cast<std::uint64_t>(cfg_.epochs);
     const std::uint64_t max_steps = static_cast<std::uint64_t>(cfg_.max_steps);
     const auto t_start = std::chrono::steady_clock::now();
@@ -193,7 +202,7 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
         const auto plan = plan_train_batches(train_, bo, pr.epoch);
         batches_per_epoch = plan.size();
         for (std::size_t bi = pr.batch_in_epoch; bi < plan.size(); ++bi) {
-            const Batch b = make_batch(train_, plan[bi], bo.decoder_only);
+            const Batch b = make_batch(train_, plan[bi], bo.layout);
             const std::uint64_t step = pr.step + 1;
             const double lr = nn::inverse_sqrt_lr(step, model_.config().dims.d_model,
                                                   static_cast<std::size_t>(cfg_.warmup), cfg_.lr);

@@ -31,7 +31,9 @@ struct EvalLoss {
     double accuracy = 0; // next-token accuracy (teacher forcing)
     std::size_t tokens = 0;
 };
-// Logits (B, Lt, V) of a batch for either model family (teacher forcing).
+// The batch layout a model family reads.
+Layout batch_layout(nn::Family f);
+// Logits (B, Lt, V) of a batch for any model family (teacher forcing for the decoders).
 Var<float> batch_logits(const nn::Transformer<float>& model, const Batch& b);
 
 EvalLoss evaluate_loss(const nn::Transformer<float>& model, const std::vector<Example>& data, std::size_t batch_tokens);
