@@ -151,6 +151,7 @@ TEST_CASE("encoder_only/tasks that have no encoder-only form say so", "[encoder_
     } catch (const std::exception& e) {
         what = e.what();
     }
-    CHECK(what.find("model.family: task 'brown' trains decoder_only models, not encoder_only") != std::string::npos);
+    CHECK(what.find("model.family: task 'brown' trains decoder_only models, not encoder_only; set model.family: "
+                    "decoder_only") != std::string::npos);
     fs::remove_all(d);
 }

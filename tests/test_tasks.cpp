@@ -65,7 +65,7 @@ TEST_CASE("tasks/registry lists every task with its families and metrics", "[tas
     // copy and reverse exist in both families, one entry each
     const TaskEntry* copy = task_registry().find("copy");
     REQUIRE(copy);
-    CHECK(copy->families.size() == 2);
+    CHECK(copy->families.size() == 3);  // encoder_decoder, decoder_only, encoder_only
 }
 
 TEST_CASE("tasks/make_task names the file and key of what does not fit", "[tasks]") {
@@ -79,7 +79,8 @@ TEST_CASE("tasks/make_task names the file and key of what does not fit", "[tasks
     CHECK_THAT(error_of([&] { make_task(cfg("copyy", "encoder_decoder")); }),
                Catch::Contains("data.task: 'copyy' is not a registered task (did you mean 'copy'?)"));
     CHECK_THAT(error_of([&] { make_task(cfg("parity", "encoder_decoder")); }),
-               Catch::Contains("model.family: task 'parity' trains decoder_only models, not encoder_decoder"));
+               Catch::Contains("model.family: task 'parity' trains decoder_only or encoder_only models, not encoder_decoder; "
+                               "set model.family: decoder_only"));
     CHECK_THAT(error_of([&] { make_task(cfg("copy", "decoder_only", "eval: {metrics: [bleu]}\n")); }),
                Catch::Contains("eval.metrics: task 'copy' (decoder_only) does not compute 'bleu'"));
     CHECK_THAT(error_of([&] { make_task(cfg("copy", "decoder_only", "train: {valid_bleu: true}\n")); }),

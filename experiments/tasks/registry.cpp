@@ -85,8 +85,10 @@ std::unique_ptr<Task> make_task(const ExperimentConfig& cfg) {
     if (std::find(e->families.begin(), e->families.end(), family) == e->families.end()) {
         std::vector<std::string> fam;
         for (auto f : e->families) fam.push_back(nn::family_name(f));
+        std::string either = fam.back();
+        if (fam.size() > 1) either = join(std::vector<std::string>(fam.begin(), fam.end() - 1)) + " or " + fam.back();
         throw ConfigError(fmt::format("{}: model.family: task '{}' trains {} models, not {}; set model.family: {}",
-                                      cfg.source, e->name, join(fam), nn::family_name(family), fam.front()));
+                                      cfg.source, e->name, either, nn::family_name(family), fam.front()));
     }
     const auto known = e->metrics.count(family) ? e->metrics.at(family) : std::vector<std::string>{};
     for (const auto& m : cfg.eval.metrics)
