@@ -21,7 +21,8 @@ void gemm(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::size_t 
 //    and the CPU has AVX-512F (SkylakeX) or AVX2 + FMA (Haswell), set OPENBLAS_CORETYPE and
 //    re-execute the program once; never a kernel family the CPU cannot run.
 //  - glibc returns large freed blocks to the OS, so every step's activations would be page-faulted
-//    in again; keep them in the heap instead (M_MMAP_THRESHOLD / M_TRIM_THRESHOLD).
+//    in again; keep them in the heap instead (M_MMAP_THRESHOLD / M_TRIM_THRESHOLD), and in one arena
+//    (M_ARENA_MAX 1: the other threads' arenas ignore the trim threshold and unmap their heaps).
 void tune_process(char** argv);
 // The kernel family OpenBLAS uses ("SkylakeX", "Haswell", "Prescott", ...).
 const char* core_name();
