@@ -506,3 +506,48 @@ TEST_CASE("report/learning_curves_average_seeds_per_row", "[report]") {
     CHECK_FALSE(fs::exists(dir + "/fixture_k/plots/k=0_seed=1.attention.gp"));
     fs::remove_all(dir);
 }
+
+TEST_CASE("report/metric_vs_length draws every measured length, the training lengths from val too", "[report]") {
+    // Runs that wrote val.accuracy@1..2 (training lengths) and test.accuracy@3..4, while the report lists
+    // only test.accuracy@3: the plot's line has all four lengths (the test split's own where both exist).
+    const std::string dir = fresh_dir("report_lengths");
+    const std::string exp = dir + "/lengths";
+    fs::create_directories(exp + "/runs");
+    std::ofstream(exp + "/experiment.yaml")
+        << "name: lengths\ndata: {task: copy, valid_split: val, test_splits: [test]}\n"
+           "model: {family: decoder_only, position: {type: rope}}\n"
+           "eval: {splits: [val, test], metrics: [accuracy]}\nsweep:\n  grid:\n    model.position.type: [rope, alibi]\n"
+           "report:\n  rows: model.position.type\n  metrics: [test.accuracy, test.accuracy@3]\n  plots: [metric_vs_length]\n";
+    auto run = [&](const std::string& type, int seed, double shift) {
+        const std::string id = "type=" + type + "_seed=" + std::to_string(seed);
+        fs::create_directories(exp + "/runs/" + id);
+        std::ofstream(exp + "/runs/" + id + "/results.json")
+            << "{\"id\": \"" << id << "\", \"labels\": {\"model.position.type\": \"" << type << "\", \"seed\": \""
+            << seed << "\"}, \"metrics\": {\"val.accuracy@1\": " << 100 - shift << ", \"val.accuracy@2\": " << 90 - shift
+            << ", \"test.accuracy@2\": 1.0, \"test.accuracy@3\": " << 50 - shift << ", \"test.accuracy@4\": " << 20 - shift
+            << ", \"test.accuracy\": " << 35 - shift << "}}\n";
+    };
+    run("rope", 1, 0);
+    run("rope", 2, 10);
+    run("alibi", 1, 4);
+    ReportTables t = build_report(exp);
+    CHECK(t.length_cells.at({"rope", "", "val.accuracy@2"}).mean == Approx(85.0));
+    CHECK(t.length_cells.at({"rope", "", "test.accuracy@4"}).n == 2);
+    std::string note;
+    render_plots(exp, t, &note);
+    if (!note.empty()) {
+        WARN(note);
+        return;
+    }
+    std::ifstream in(exp + "/plots/metric_vs_length.test.accuracy.rope.dat");
+    const std::string dat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // n, mean, mean - sd, mean + sd (sd of 100, 90 is 7.07...): lengths 1, 2 from val, 3, 4 from test; at 2
+    // the test split's own value (1.0) wins over val's
+    CHECK_THAT(dat, Catch::StartsWith("1 95 ") && Catch::Contains("\n2 1 1 1\n") && Catch::Contains("\n3 45 ") &&
+                        Catch::Contains("\n4 15 "));
+    std::ifstream gin(exp + "/plots/metric_vs_length.test.accuracy.gp");
+    const std::string gp((std::istreambuf_iterator<char>(gin)), std::istreambuf_iterator<char>());
+    CHECK_THAT(gp, Catch::Contains("set yrange [-2:102]") && Catch::Contains("title 'rope'") &&
+                       Catch::Contains("title 'alibi'") && !Catch::Contains("logscale x"));
+    fs::remove_all(dir);
+}

@@ -357,6 +357,25 @@ ReportTables build_report(const std::string& dir_in) {
                     }
                 t.cells[{row, col, m}] = stats_of(v);
             }
+    {
+        std::set<std::string> at_n;  // metric names ending in @<number>
+        for (const auto& r : runs)
+            for (const auto& [m, v] : r.metrics) {
+                const auto at = m.rfind('@');
+                if (at != std::string::npos && is_number(m.substr(at + 1))) at_n.insert(m);
+            }
+        for (const auto& row : t.rows)
+            for (const auto& col : t.cols)
+                for (const auto& m : at_n) {
+                    std::vector<double> v;
+                    for (const auto& r : runs)
+                        if (label_of(r, t.rows_key) == row && label_of(r, t.cols_key) == col) {
+                            auto it = r.metrics.find(m);
+                            if (it != r.metrics.end()) v.push_back(it->second);
+                        }
+                    if (!v.empty()) t.length_cells[{row, col, m}] = stats_of(v);
+                }
+    }
     t.baseline = cfg.report.baseline;
     if (!t.baseline.empty())
         for (const auto& row : t.rows)
@@ -783,19 +802,40 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
         made.push_back((pdir / "metric_vs_row.png").string());
     }
     // 3. metric against length: the metrics written <split>.<metric>@<n> (perplexity by evaluation window,
-    //    accuracy by input length), one line per row with a band of ± one sd over seeds, length on a log
-    //    axis; one plot per metric (and per column of the table).
+    //    accuracy by input length), one line per row with a band of ± one sd over seeds; one plot per
+    //    <split>.<metric> the report lists with some @<n> (and per column of the table). Each line has
+    //    every length the runs measured, the other splits' too (e.g. the training lengths from val beside
+    //    the longer test lengths, a dashed line where the plotted split starts); a log length axis when
+    //    the lengths span 4x or more.
     if (wanted("metric_vs_length")) {
-        std::map<std::string, std::vector<std::pair<double, std::string>>> families;  // "test.ppl" -> (n, metric)
+        std::set<std::string> bases;  // "test.accuracy", "test.ppl"
         for (const auto& m : t.metrics) {
             const auto at = m.rfind('@');
-            if (at == std::string::npos || !is_number(m.substr(at + 1))) continue;
-            families[m.substr(0, at)].emplace_back(std::strtod(m.c_str() + at + 1, nullptr), m);
+            if (at != std::string::npos && is_number(m.substr(at + 1))) bases.insert(m.substr(0, at));
         }
         static const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
-                                        "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#000000", "#aec7e8"};
-        for (auto& [base, points] : families) {
-            std::sort(points.begin(), points.end());
+                                        "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#000000", "#aec7e8",
+                                        "#98df8a", "#ff9896", "#c5b0d5"};
+        for (const auto& base : bases) {
+            const auto dot = base.find('.');
+            const std::string split = dot == std::string::npos ? "" : base.substr(0, dot);
+            const std::string what = dot == std::string::npos ? base : base.substr(dot + 1);  // "accuracy"
+            // n -> the metric drawn there: the base split's own, else another split's of the same metric
+            std::map<double, std::string> points;
+            double split_from = -1;
+            for (const auto& [key, st] : t.length_cells) {
+                const std::string& m = std::get<2>(key);
+                const auto at = m.rfind('@'), d = m.find('.');
+                if (d == std::string::npos || m.substr(d + 1, at - d - 1) != what) continue;
+                const double n = std::strtod(m.c_str() + at + 1, nullptr);
+                const bool own = m.compare(0, at, base) == 0;
+                if (own && (split_from < 0 || n < split_from)) split_from = n;
+                auto it = points.find(n);
+                if (it == points.end() || (own && it->second.compare(0, base.size(), base) != 0)) points[n] = m;
+            }
+            if (points.empty()) continue;
+            const bool mixed = std::any_of(points.begin(), points.end(),
+                                           [&](const auto& p) { return p.second.compare(0, base.size() + 1, base + "@") != 0; });
             for (const auto& col : t.cols) {
                 const std::string stem = "metric_vs_length" + (col.empty() ? "" : "." + safe_name(col)) + "." + safe_name(base);
                 std::string plot;
@@ -804,28 +844,38 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
                     const fs::path d = pdir / (stem + "." + safe_name(row) + ".dat");
                     std::string text;
                     for (const auto& [x, m] : points) {
-                        auto c = t.cells.find({row, col, m});
-                        if (c == t.cells.end() || c->second.n == 0) continue;
+                        auto c = t.length_cells.find({row, col, m});
+                        if (c == t.length_cells.end() || c->second.n == 0) continue;
                         text += fmt::format("{} {} {} {}\n", x, c->second.mean, c->second.mean - c->second.std,
                                             c->second.mean + c->second.std);
                     }
                     if (text.empty()) continue;  // a row with no finished run at this column
                     std::ofstream(d) << text;
                     const char* colour = colours[i++ % (sizeof colours / sizeof *colours)];
-                    plot += fmt::format("{}'{}' using 1:3:4 with filledcurves fc rgb '{}' fs transparent solid 0.15 notitle, "
-                                        "'' using 1:2 with linespoints lc rgb '{}' lw 2 pt 7 title '{}'",
+                    plot += fmt::format("{}'{}' using 1:3:4 with filledcurves fc rgb '{}' fs transparent solid 0.12 notitle, "
+                                        "'' using 1:2 with linespoints lc rgb '{}' lw 2 pt 7 ps 0.7 title '{}'",
                                         plot.empty() ? "" : ", ", d.string(), colour, colour, row);
                 }
                 if (plot.empty()) continue;
-                const bool ppl = base.find("ppl") != std::string::npos;
-                // A log length axis when the lengths span a factor of 4 or more (1x..16x windows), else linear.
-                const bool logx = points.front().first > 0 && points.back().first / points.front().first >= 4;
+                const bool ppl = what.find("ppl") != std::string::npos;
+                const bool percent = what.find("accuracy") != std::string::npos;  // accuracies are in %
+                const double lo = points.begin()->first, hi = points.rbegin()->first;
+                const bool logx = lo > 0 && hi / lo >= 4 && !mixed;
+                std::string extra;
+                if (percent) extra += "set yrange [-2:102]\n";
+                if (mixed && split_from > lo)
+                    extra += fmt::format("set arrow from {0}, graph 0 to {0}, graph 1 nohead dt 2 lc rgb '#555555'\n"
+                                         "set label '{1} ->' at {0}, graph 0.97 offset 0.5, 0 font ',9'\n",
+                                         split_from - 0.5, split);
+                const std::string title = base + (col.empty() ? "" : " — " + col) +
+                                          (mixed ? fmt::format(" (lengths below {} from the other splits)", split_from) : "");
                 const fs::path sfile = pdir / (stem + ".gp");
                 std::ofstream(sfile) << fmt::format(
-                    "set terminal pngcairo size 900,600 noenhanced\nset output '{}'\nset title '{}{}'\nset xlabel "
-                    "'length{}'\nset ylabel '{}'\n{}{}set grid\nset key outside right\nplot {}\n",
-                    (pdir / (stem + ".png")).string(), base, col.empty() ? "" : " — " + col, logx ? " (log scale)" : "",
-                    base + " (mean ± sd over seeds)", logx ? "set logscale x 2\n" : "", ppl ? "set logscale y\n" : "", plot);
+                    "set terminal pngcairo size 1000,720 noenhanced\nset output '{}'\nset title '{}'\nset xlabel "
+                    "'length{}'\nset ylabel '{}'\n{}{}{}set grid\nset key below font ',9' maxrows 5\nplot {}\n",
+                    (pdir / (stem + ".png")).string(), title, logx ? " (log scale)" : "",
+                    what + " (mean ± sd over seeds)", logx ? "set logscale x 2\n" : "", ppl ? "set logscale y\n" : "",
+                    extra, plot);
                 run_gnuplot(sfile);
                 made.push_back((pdir / (stem + ".png")).string());
             }
