@@ -73,7 +73,7 @@ TEST_CASE("cli/config_error/missing_file_and_bad_override", "[cli][errors]") {
 }
 
 TEST_CASE("cli/help_on_every_command", "[cli]") {
-    for (std::string c : {"", "run", "report", "eval", "translate", "list"}) {
+    for (std::string c : {"", "run", "report", "eval", "translate", "normalize", "list"}) {
         Cmd r = sh(kBin + " " + c + " --help");
         INFO(c << ": " << r.out);
         CHECK(r.code == 0);

@@ -1,5 +1,6 @@
 #include "experiments/cli/commands.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
@@ -9,6 +10,7 @@
 #include "experiments/eval/bleu.hpp"
 #include "experiments/train/checkpoint.hpp"
 #include "experiments/data/corpus.hpp"
+#include "experiments/data/normalize.hpp"
 #include "experiments/train/runner.hpp"
 #include "experiments/data/synthetic.hpp"
 #include "nn/position.hpp"
@@ -93,37 +95,92 @@ void check_out_path(const std::string& out) {
                                     "write the hypotheses elsewhere", out, parent.string()));
 }
 
+// Normalizing text that is tokenized already would tokenize it again ("&apos;s" -> "&amp; apos ; s").
+// About 95% of the lines of the tok/ files look tokenized, 1 in 2,000 raw lines does.
+void warn_if_tokenized(const std::vector<std::string>& lines, const std::string& flag, const std::string& path) {
+    const auto n = static_cast<std::size_t>(std::count_if(lines.begin(), lines.end(), looks_tokenized));
+    if (2 * n > lines.size())
+        fmt::print(stderr, "warning: {} of {} lines of {} {} look tokenized already (Moses escapes such as &apos;, or "
+                           "a space before the final period), and --input raw normalizes them again, which garbles "
+                           "quotes and apostrophes; pass --input tokenized if the file is tokenized\n",
+                   n, lines.size(), flag, path);
+}
+
 }  // namespace
 
+InputForm parse_input_form(const std::string& value) {
+    if (value == "raw") return InputForm::Raw;
+    if (value == "tokenized") return InputForm::Tokenized;
+    throw ConfigError(fmt::format("--input '{}' is not a form of text; use raw (sentences as written, normalized like "
+                                  "the run's training text) or tokenized (already lowercased and tokenized, read as "
+                                  "it is)", value));
+}
+
+bool reads_tokenized_text(const ExperimentConfig& cfg) { return cfg.data.task == "multi30k" && cfg.data.tokenized; }
+
+std::string model_text(const ExperimentConfig& cfg, const std::string& line, const std::string& lang, InputForm form) {
+    return reads_tokenized_text(cfg) && form == InputForm::Raw ? normalize_like_multi30k(line, lang) : line;
+}
+
 int cmd_eval(const EvalArgs& a) {
+    const InputForm form = parse_input_form(a.input);
     check_out_path(a.out);
     LoadedRun r = load_run(a.run_dir);
     auto src = read_lines(a.src, "--src");
-    auto ref = read_lines(a.ref, "--ref");
+    const auto ref = read_lines(a.ref, "--ref");
     if (src.size() != ref.size())
         throw DataError(fmt::format("--src {} has {} lines but --ref {} has {}", a.src, src.size(), a.ref, ref.size()));
+    const bool tokenized_run = reads_tokenized_text(r.cfg);
+    if (tokenized_run && form == InputForm::Raw) {
+        warn_if_tokenized(src, "--src", a.src);
+        warn_if_tokenized(ref, "--ref", a.ref);
+    }
+    auto ref_tok = ref;  // the references in the form the model writes
+    for (auto& s : src) s = model_text(r.cfg, s, r.cfg.data.src, form);
+    for (auto& s : ref_tok) s = model_text(r.cfg, s, r.cfg.data.tgt, form);
     std::vector<Example> ex;
     for (std::size_t i = 0; i < src.size(); ++i) ex.push_back({encode_source(r, src[i], i + 1), {}});
     auto hyps = translate_split(*r.model, r.data, ex, decode_options(r.cfg.eval, a.beam),
                                 static_cast<std::size_t>(r.cfg.eval.batch_tokens));
     if (!a.out.empty()) write_lines(a.out, hyps);
-    BleuOptions tok;
-    tok.tokenize = "none";
-    auto b13 = corpus_bleu(hyps, ref);
-    auto btok = corpus_bleu(hyps, ref, tok);
-    fmt::print("BLEU (sacreBLEU 13a)   {}\n", b13.format());
-    fmt::print("BLEU (whitespace tok)  {}\n", btok.format());
+    BleuOptions whitespace;
+    whitespace.tokenize = "none";
+    if (!tokenized_run) {
+        fmt::print("BLEU (sacreBLEU 13a)   {}\n", corpus_bleu(hyps, ref).format());
+        fmt::print("BLEU (whitespace tok)  {}\n", corpus_bleu(hyps, ref, whitespace).format());
+        return 0;
+    }
+    // The two metrics of a run's results.json: bleu_tok against the tokenized references, and bleu
+    // (sacreBLEU 13a, case-insensitive) of the untokenized hypotheses against the raw references.
+    fmt::print("BLEU (tokenized, lc; bleu_tok)  {}\n", corpus_bleu(hyps, ref_tok, whitespace).format());
+    if (form == InputForm::Tokenized) {
+        fmt::print("BLEU (sacreBLEU 13a, lc; bleu)  not computed: it needs raw references (--input raw)\n");
+        return 0;
+    }
+    BleuOptions lc;
+    lc.lowercase = true;
+    for (auto& h : hyps) h = moses_untokenize(h);
+    fmt::print("BLEU (sacreBLEU 13a, lc; bleu)  {}\n", corpus_bleu(hyps, ref, lc).format());
     return 0;
 }
 
 int cmd_translate(const TranslateArgs& a) {
+    const InputForm form = parse_input_form(a.input);
     LoadedRun r = load_run(a.run_dir);
     const DecodeOptions opt = decode_options(r.cfg.eval, a.beam);
+    bool warned = false;
     std::string line;
     std::size_t n = 0;
     while (std::getline(std::cin, line)) {
         ++n;
-        auto ids = encode_source(r, line, n);
+        std::string text = model_text(r.cfg, line, r.cfg.data.src, form);
+        if (!warned && text != line && looks_tokenized(line)) {
+            fmt::print(stderr, "warning: input line {} looks tokenized already (Moses escapes such as &apos;, or a space "
+                               "before the final period), and --input raw normalizes it again; pass --input "
+                               "tokenized if the input is tokenized\n", n);
+            warned = true;
+        }
+        auto ids = encode_source(r, text, n);
         std::vector<std::size_t> len = {ids.size()};
         if (ids.empty()) {
             std::cout << "\n";
@@ -132,6 +189,15 @@ int cmd_translate(const TranslateArgs& a) {
         auto out = translate_batch(*r.model, ids, 1, ids.size(), len, opt);
         std::cout << r.data.detokenize(out[0]) << "\n" << std::flush;
     }
+    return 0;
+}
+
+int cmd_normalize(const std::string& lang) {
+    const auto& langs = multi30k_languages();
+    if (std::find(langs.begin(), langs.end(), lang) == langs.end())
+        throw ConfigError(fmt::format("--lang '{}' is not a Multi30k language; use de or en", lang));
+    std::string line;
+    while (std::getline(std::cin, line)) std::cout << normalize_like_multi30k(line, lang) << "\n";
     return 0;
 }
 

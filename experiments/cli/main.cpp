@@ -1,4 +1,4 @@
-// relpos: the command line. run / report / eval / translate / list.
+// relpos: the command line. run / report / eval / translate / normalize / list.
 // Exit codes: 0 success, 1 internal error, out of memory or a failed file system operation (disk full),
 // 2 bad input (config, data, checkpoint, usage), 3 training stopped on a non-finite loss or gradient,
 // 130 interrupted (checkpoint written). Every error is one line on stderr starting with "error: "
@@ -65,7 +65,13 @@ int main(int argc, char** argv) {
     report->add_option("dir", report_dir, "an experiment's results directory, e.g. results/quickstart")->required();
 
     // ---- eval
-    auto* eval = app.add_subcommand("eval", "Score a run's best checkpoint on parallel files");
+    auto* eval = app.add_subcommand(
+        "eval", "Score a run's best checkpoint on parallel files.\n"
+                "A run trained on the tokenized Multi30k files (data.tokenized: true, the default) prints its two "
+                "results.json metrics: bleu_tok (whitespace BLEU of the output against the references lowercased and "
+                "tokenized like the training text; the figure of the tables) and bleu (sacreBLEU 13a, "
+                "case-insensitive, of the output with Moses escapes and splits undone against the raw references). "
+                "Other runs print sacreBLEU 13a and whitespace BLEU of the output against the references as given.");
     EvalArgs ea;
     eval->add_option("--run", ea.run_dir, "run directory, e.g. results/quickstart/runs/type=shaw_seed=1")->required();
     eval->add_option("--src", ea.src, "source file (plain or .gz), one sentence per line")->required();
@@ -73,13 +79,29 @@ int main(int argc, char** argv) {
     eval->add_option("--out", ea.out, "write the hypotheses here");
     eval->add_option("--beam", ea.beam, "beam size, 1 to 64 (default: the run's eval.beam)")
         ->check(CLI::Range(std::size_t(1), std::size_t(64)));
+    const std::string input_help =
+        "raw (default): sentences as written; for a run trained on the tokenized Multi30k files they are lowercased "
+        "and tokenized like them first (data/multi30k/README.md says how close that is). tokenized: already "
+        "lowercased and Moses-tokenized (like data/multi30k/tok/), read as it is. Runs on raw text ignore it";
+    eval->add_option("--input", ea.input, input_help + "; applies to --src and --ref")->default_str("raw");
 
     // ---- translate
-    auto* tr = app.add_subcommand("translate", "Translate stdin to stdout with a run's best checkpoint");
+    auto* tr = app.add_subcommand(
+        "translate", "Translate stdin to stdout with a run's best checkpoint, one sentence per line. The output is "
+                     "in the form of the run's training text (for the tokenized Multi30k files: lowercased, "
+                     "tokenized, with Moses escapes such as &apos;).");
     TranslateArgs ta;
     tr->add_option("--run", ta.run_dir, "run directory")->required();
     tr->add_option("--beam", ta.beam, "beam size, 1 to 64 (default: the run's eval.beam)")
         ->check(CLI::Range(std::size_t(1), std::size_t(64)));
+    tr->add_option("--input", ta.input, input_help)->default_str("raw");
+
+    // ---- normalize
+    auto* norm = app.add_subcommand(
+        "normalize", "Lowercase and tokenize stdin like the Multi30k tok/ files, one line out per line in "
+                     "(what translate and eval --input raw do to their text; data/multi30k/README.md says how close)");
+    std::string norm_lang;
+    norm->add_option("--lang", norm_lang, "the language of the text: de or en")->required();
 
     // ---- list
     auto* list = app.add_subcommand("list", "Registered position encodings and synthetic tasks, with their options");
@@ -117,6 +139,7 @@ int main(int argc, char** argv) {
         if (*report) return cmd_report(report_dir);
         if (*eval) return cmd_eval(ea);
         if (*tr) return cmd_translate(ta);
+        if (*norm) return cmd_normalize(norm_lang);
         if (*list) return cmd_list();
     } catch (const ConfigError& e) {
         fmt::print(stderr, "error: {}\n", one_line(e.what()));
