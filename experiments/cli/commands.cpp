@@ -214,9 +214,8 @@ int cmd_list() {
     }
     fmt::print("\nModel families (model.family): encoder_decoder (default), decoder_only (decoder_layers causal layers, "
                "no encoder), encoder_only (encoder_layers bidirectional layers, one prediction per position, no "
-               "decoder); every position encoding works in all three (in the decoder-only family T5's bias and the "
-               "other decoder-side encodings act in the decoder's self-attention; FIRE, KERPLE and the others that "
-               "refuse cross-attention never meet it outside the encoder-decoder).\n");
+               "decoder); every position encoding works in all three (without an encoder-decoder there is no "
+               "cross-attention, so each encoding acts in the one stack's self-attention).\n");
     fmt::print("\nTasks (data.task), the model families they train and the metrics they compute (eval.metrics):\n");
     for (const auto& t : task_registry().entries()) {
         fmt::print("  {:<17} {}\n", t.name, t.summary);
