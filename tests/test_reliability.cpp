@@ -623,6 +623,19 @@ TEST_CASE("reliability/killed_after_epoch_end_validation_resumes_bit_identical",
 
 // ================================================================ numerical faults
 
+TEST_CASE("reliability/diverging_loss_exits_3_like_a_nonfinite_one", "[reliability][nonfinite]") {
+    // lr = 1e6: the loss explodes to finite values far above ln(vocabulary) (it used to reach 5e10 and
+    // finish with exit code 0). It stops like a non-finite loss, naming the bound and what to change.
+    const std::string dir = fresh_dir("diverge");
+    const Result r = relpos("run " + kTinyCopy + " results_dir=" + dir + " train.lr=1e6 --quiet");
+    INFO(r.err);
+    REQUIRE(r.code == 3);
+    CHECK_THAT(r.err, Catch::Contains("training stopped at step") && Catch::Contains("training diverged") &&
+                          Catch::Contains("10 x ln(vocabulary)") && Catch::Contains("train.lr"));
+    CHECK_FALSE(fs::exists(fs::path(dir) / "tiny_copy/runs/seed=3/results.json"));
+    fs::remove_all(dir);
+}
+
 TEST_CASE("reliability/overflowing_loss_exits_3_and_keeps_the_checkpoint", "[reliability][nonfinite]") {
     // lr = 1e30: the first Adam step moves every weight by ~1e27, so the second forward pass overflows
     // float32. A checkpoint after every step shows that the last good one (step 1) is kept.

@@ -212,6 +212,8 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
             o.ignore_index = PAD_ID;
             o.label_smoothing = cfg_.label_smoothing;
             Var<float> loss = cross_entropy(logits, b.tgt_out, o);  // mean over target tokens
+            // A loss this far above a uniform guess (ln V nats per token) is a diverged model, not a spike.
+            const double diverged_above = 10.0 * std::log(double(std::max<std::size_t>(2, logits.shape().back())));
             logits = Var<float>();
             if (inject_step_ == step) {  // test hook: one poisoned step
                 loss.value().data()[0] = std::numeric_limits<float>::quiet_NaN();
@@ -220,9 +222,12 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
             const double lval = loss.item();
             loss.backward();
             const double gnorm = cfg_.clip_norm > 0 ? nn::clip_grad_norm(named, cfg_.clip_norm) : nn::grad_norm(named);
-            if (!std::isfinite(lval) || !std::isfinite(gnorm)) {
-                const std::string what = !std::isfinite(lval) ? fmt::format("the loss is {}", lval)
-                                                                : fmt::format("the gradient norm is {}", gnorm);
+            if (!std::isfinite(lval) || !std::isfinite(gnorm) || lval > diverged_above) {
+                const std::string what =
+                    !std::isfinite(lval)   ? fmt::format("the loss is {}", lval)
+                    : !std::isfinite(gnorm) ? fmt::format("the gradient norm is {}", gnorm)
+                                            : fmt::format("the loss is {:.4g}, more than 10 x ln(vocabulary) = {:.1f}: "
+                                                          "training diverged (lower train.lr)", lval, diverged_above);
                 if (cfg_.on_nonfinite == "stop") {
                     const std::string kept = checkpoint_exists(last_dir)
                                                  ? fmt::format("the last good checkpoint (step {}) is kept in {}", last_saved_step, last_dir)
