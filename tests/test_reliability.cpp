@@ -623,6 +623,23 @@ TEST_CASE("reliability/killed_after_epoch_end_validation_resumes_bit_identical",
 
 // ================================================================ numerical faults
 
+TEST_CASE("reliability/report_names_a_broken_results_file", "[reliability][report]") {
+    // An empty, scalar, list or mistyped results.json used to end `relpos report` in "internal error:
+    // bad conversion"; each is one sentence naming the file, exit code 2.
+    const std::string dir = fresh_dir("broken_results");
+    fs::copy(std::string(RELPOS_SOURCE_DIR) + "/tests/fixtures/runs", dir, fs::copy_options::recursive);
+    const fs::path bad = fs::path(dir) / "fixture_k/runs/k=0_seed=1/results.json";
+    for (const std::string text : {"", "42\n", "[1, 2]\n", "{\"labels\": {}}\n", "{\"id\": \"a\", \"metrics\": [1]}\n",
+                                   "{\"id\": \"a\", \"metrics\": {\"m\": \"high\"}}\n"}) {
+        INFO(text);
+        std::ofstream(bad) << text;
+        const Result r = relpos("report " + dir + "/fixture_k");
+        CHECK(r.code == 2);
+        CHECK_THAT(r.err, Catch::Contains(bad.string()) && !Catch::Contains("internal error"));
+    }
+    fs::remove_all(dir);
+}
+
 TEST_CASE("reliability/diverging_loss_exits_3_like_a_nonfinite_one", "[reliability][nonfinite]") {
     // lr = 1e6: the loss explodes to finite values far above ln(vocabulary) (it used to reach 5e10 and
     // finish with exit code 0). It stops like a non-finite loss, naming the bound and what to change.

@@ -54,20 +54,33 @@ std::vector<RunResult> read_runs(const fs::path& dir) {
         } catch (const std::exception& e) {
             throw CheckpointError(fmt::format("{} is unreadable: {}", (p / "results.json").string(), e.what()));
         }
+        // A results.json that is not the object a finished run writes (empty, a scalar, a list, wrong types)
+        // is named with what it lacks, not reported as an internal error.
+        const std::string file = (p / "results.json").string();
+        if (!n.IsMap() || !n["id"] || !n["id"].IsScalar() || (n["metrics"] && !n["metrics"].IsMap()) ||
+            (n["labels"] && !n["labels"].IsMap()))
+            throw CheckpointError(fmt::format("{} is not a finished run's results (expected a JSON object with \"id\", "
+                                              "\"labels\" and \"metrics\"); remove the run directory or run it again",
+                                              file));
         RunResult r;
-        r.id = n["id"].as<std::string>();
-        for (auto it : n["labels"]) r.labels[it.first.as<std::string>()] = it.second.as<std::string>();
-        for (auto it : n["metrics"])  // null: not a finite number (a diverged run); left out of the means
-            if (!it.second.IsNull()) r.metrics[it.first.as<std::string>()] = it.second.as<double>();
-        r.commit = n["commit"] ? n["commit"].as<std::string>() : "";
-        r.machine = n["machine"] ? n["machine"].as<std::string>() : "";
-        r.finished = n["finished"] ? n["finished"].as<std::string>() : "";
-        r.train_seconds = n["train_seconds"] ? n["train_seconds"].as<double>() : 0;
-        r.steps = n["steps"] ? n["steps"].as<long>() : 0;
-        r.parameters = n["parameters"] ? n["parameters"].as<long>() : 0;
-        r.epochs = n["epochs_completed"] ? n["epochs_completed"].as<long>() : 0;
-        r.best_step = n["best_step"] ? n["best_step"].as<long>() : 0;
-        r.stop_reason = n["stop_reason"] ? n["stop_reason"].as<std::string>() : "";
+        try {
+            r.id = n["id"].as<std::string>();
+            for (auto it : n["labels"]) r.labels[it.first.as<std::string>()] = it.second.as<std::string>();
+            for (auto it : n["metrics"])  // null: not a finite number (a diverged run); left out of the means
+                if (!it.second.IsNull()) r.metrics[it.first.as<std::string>()] = it.second.as<double>();
+            r.commit = n["commit"] ? n["commit"].as<std::string>() : "";
+            r.machine = n["machine"] ? n["machine"].as<std::string>() : "";
+            r.finished = n["finished"] ? n["finished"].as<std::string>() : "";
+            r.train_seconds = n["train_seconds"] ? n["train_seconds"].as<double>() : 0;
+            r.steps = n["steps"] ? n["steps"].as<long>() : 0;
+            r.parameters = n["parameters"] ? n["parameters"].as<long>() : 0;
+            r.epochs = n["epochs_completed"] ? n["epochs_completed"].as<long>() : 0;
+            r.best_step = n["best_step"] ? n["best_step"].as<long>() : 0;
+            r.stop_reason = n["stop_reason"] ? n["stop_reason"].as<std::string>() : "";
+        } catch (const YAML::Exception& e) {
+            throw CheckpointError(fmt::format("{}: a field has the wrong type ({}); remove the run directory or run "
+                                              "it again", file, e.what()));
+        }
         r.dir = p;
         out.push_back(std::move(r));
     }
