@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 
@@ -476,4 +477,118 @@ TEST_CASE("config/parse_shard", "[config]") {
     for (const char* bad : {"2", "a/4", "-1/4", "1/", "/4", "1/4/5", " 1/4", ""})
         CHECK(has(config_error([&] { parse_shard(bad); }), "expected i/n with 0 <= i < n"));
     CHECK_THROWS_AS(select_shard({}, 3, 3), ConfigError);
+}
+
+namespace {
+// docs/configs.md's tables as full key -> (type, default) cells. A "## `data`" heading (or a paragraph
+// that starts with "`data.synthetic`") sets the prefix of the rows below it; a row may name several keys.
+std::map<std::string, std::pair<std::string, std::string>> documented_keys() {
+    std::ifstream in(std::string(RELPOS_SOURCE_DIR) + "/docs/configs.md");
+    std::map<std::string, std::pair<std::string, std::string>> out;
+    std::string line, prefix;
+    auto cells = [](const std::string& row) {
+        std::vector<std::string> c;
+        std::size_t at = 1;
+        while (at < row.size()) {
+            std::size_t bar = at;
+            while (bar < row.size() && !(row[bar] == '|' && row[bar - 1] != '\\')) ++bar;
+            std::string cell = row.substr(at, bar - at);
+            while (!cell.empty() && cell.front() == ' ') cell.erase(cell.begin());
+            while (!cell.empty() && cell.back() == ' ') cell.pop_back();
+            c.push_back(cell);
+            at = bar + 1;
+        }
+        return c;
+    };
+    while (std::getline(in, line)) {
+        if (line.rfind("## ", 0) == 0 || line.rfind("### ", 0) == 0) {
+            const auto a = line.find('`'), b = line.rfind('`');
+            prefix = a != std::string::npos && b > a ? line.substr(a + 1, b - a - 1) : "";
+            if (line.find("Top level") != std::string::npos) prefix = "";
+            continue;
+        }
+        if (line.rfind("`", 0) == 0) {  // "`data.synthetic` (read by ...":
+            const auto b = line.find('`', 1);
+            const std::string k = line.substr(1, b - 1);
+            if (k.find('.') != std::string::npos && k.find(' ') == std::string::npos) prefix = k;
+            continue;
+        }
+        if (line.rfind("| `", 0) != 0) continue;
+        const auto c = cells(line);
+        if (c.size() < 3) continue;
+        std::string keys = c[0];
+        std::size_t at = 0;
+        while ((at = keys.find('`', at)) != std::string::npos) {
+            const auto end = keys.find('`', at + 1);
+            const std::string leaf = keys.substr(at + 1, end - at - 1);
+            out[prefix.empty() ? leaf : prefix + "." + leaf] = {c[1], c[2]};
+            at = end + 1;
+        }
+    }
+    return out;
+}
+}  // namespace
+
+TEST_CASE("config/every key the reader declares is documented with its type and default", "[config][docs]") {
+    // The reader's declarations (describe_config_keys: the read_* calls, recorded) against the tables of
+    // docs/configs.md: a key added to the reader and not to the docs, or a default changed in one place
+    // only, fails here.
+    const auto docs = documented_keys();
+    const auto keys = describe_config_keys();
+    REQUIRE(keys.size() > 60);
+    std::set<std::string> declared;
+    for (const auto& k : keys) {
+        declared.insert(k.key);
+        INFO(k.key << " (" << k.type << ", default " << k.default_value << ")");
+        auto it = docs.find(k.key);
+        REQUIRE(it != docs.end());
+        const std::string& doc_default = it->second.second;
+        if (k.type == "map" || k.type == "any") continue;
+        if (k.default_value == "(required)") {
+            CHECK(doc_default == "required");
+        } else {
+            const std::string want = "`" + (k.default_value.empty() ? std::string("\"\"") : k.default_value) + "`";
+            CHECK(doc_default.rfind(want, 0) == 0);  // the cell starts with it (some add a task-specific default)
+        }
+    }
+    // and every documented key is one the reader declares (no stale rows)
+    for (const auto& [key, cell] : docs) {
+        if (key.rfind("model.position.", 0) == 0) continue;  // options of the encodings, read by make_position
+        INFO(key);
+        CHECK(declared.count(key) == 1);
+    }
+}
+
+TEST_CASE("config/the fuzzer's dictionary has every declared key", "[config]") {
+    std::ifstream in(std::string(RELPOS_SOURCE_DIR) + "/fuzz/config.dict");
+    const std::string dict((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (const auto& k : describe_config_keys()) {
+        const std::string leaf = k.key.substr(k.key.rfind('.') == std::string::npos ? 0 : k.key.rfind('.') + 1);
+        INFO(k.key);
+        CHECK(dict.find("\"" + leaf + ":\"") != std::string::npos);
+    }
+}
+
+TEST_CASE("config/the resolved YAML writes every declared key of a run", "[config]") {
+    // to_yaml is written by hand: a key the reader declares must come out of it (a key that is read but
+    // not written would be lost from every saved config.yaml and from the run's hash). Keys written only
+    // when they are not the default, or only for some tasks, are listed here with the reason.
+    const std::set<std::string> conditional = {
+        "model.family",    // written only when not encoder_decoder (names of older runs kept)
+        "data.lm",         // written only for the brown task
+        "data.lm.context", "data.lm.eval_lengths", "data.lm.stride", "data.lm.max_eval_tokens",
+        "run_store",       // describes where runs live, not a run
+        "report.reference", "report.reference.title", "report.reference.values",  // only when given
+        "report.compare", "report.compare.dir", "report.compare.title",           // only when given
+        "train.stop", "train.stop.patience", "train.stop.min_delta",  // only with patience > 0 (older names kept)
+        "train.valid_bleu",                                           // only when true (older names kept)
+    };
+    TempDir dir;
+    const std::string yaml = to_yaml(load_config(write_file(dir, "t.yaml", "name: t\n")));
+    for (const auto& k : describe_config_keys()) {
+        if (conditional.count(k.key)) continue;
+        const std::string leaf = k.key.substr(k.key.rfind('.') == std::string::npos ? 0 : k.key.rfind('.') + 1);
+        INFO(k.key << "\n" << yaml);
+        CHECK(yaml.find(leaf + ":") != std::string::npos);
+    }
 }

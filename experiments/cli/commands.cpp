@@ -201,6 +201,14 @@ int cmd_normalize(const std::string& lang) {
     return 0;
 }
 
+int cmd_list_keys() {
+    fmt::print("Config keys (docs/configs.md explains each; model.position's options: relpos list):\n");
+    for (const auto& k : describe_config_keys())
+        fmt::print("  {:<34} {:<20} default {:<24} {}\n", k.key, k.type, k.default_value.empty() ? "\"\"" : k.default_value,
+                   k.allowed);
+    return 0;
+}
+
 int cmd_list() {
     fmt::print("Position encodings (model.position: {{type: NAME, ...options}}; a list combines several).\n"
                "Every encoding but none also takes randomized: N (int, default 0 = off): at training time each batch's\n"

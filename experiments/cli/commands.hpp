@@ -36,6 +36,8 @@ int cmd_eval(const EvalArgs& a);
 int cmd_translate(const TranslateArgs& a);
 int cmd_normalize(const std::string& lang);  // stdin -> stdout, normalize_like_multi30k per line
 int cmd_list();
+// Every config key: type, default, allowed values (describe_config_keys), one line each.
+int cmd_list_keys();
 int cmd_report(const std::string& dir);  // report.cpp
 
 }  // namespace relpos

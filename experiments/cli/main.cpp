@@ -105,6 +105,10 @@ int main(int argc, char** argv) {
 
     // ---- list
     auto* list = app.add_subcommand("list", "Registered position encodings and synthetic tasks, with their options");
+    bool list_keys = false;
+    list->add_flag("--keys", list_keys,
+                   "instead: every config key with its type, default and allowed values, as the config reader "
+                   "declares them (docs/configs.md explains each)");
 
     if (argc > 1 && argv[1][0] != '-') {  // CLI11 would only say that a subcommand is required
         const std::string cmd = argv[1];
@@ -140,7 +144,7 @@ int main(int argc, char** argv) {
         if (*eval) return cmd_eval(ea);
         if (*tr) return cmd_translate(ta);
         if (*norm) return cmd_normalize(norm_lang);
-        if (*list) return cmd_list();
+        if (*list) return list_keys ? cmd_list_keys() : cmd_list();
     } catch (const ConfigError& e) {
         fmt::print(stderr, "error: {}\n", one_line(e.what()));
         return 2;

@@ -266,10 +266,8 @@ std::vector<std::string> all_splits(const DataConfig& d) {
 }
 
 LengthRange read_length_range(YamlOptions& o, const std::string& key, LengthRange def) {
-    if (!o.has(key)) {
-        o.mark_used(key);
-        return def;
-    }
+    o.declare(key, "[min, max]", fmt::format("[{}, {}]", def.min, def.max), "integers, 1 <= min <= max");
+    if (!o.has(key)) return def;
     const YAML::Node n = o.get_node(key);
     const std::string expect = "must be [min, max] with integers 1 <= min <= max";
     if (!n.IsSequence() || n.size() != 2) o.fail(key, fmt::format("{}, got {}", expect, value_text(n)));
@@ -300,6 +298,11 @@ void read_synthetic(YamlOptions o, SyntheticConfig& s) {
 
 void read_lm(YamlOptions o, LanguageModelConfig& l) {
     l.context = o.get_int("context", l.context, 2, kNoMax);
+    {
+        std::string def;
+        for (long v : l.eval_lengths) def += (def.empty() ? "" : ", ") + std::to_string(v);
+        o.declare("eval_lengths", "list of ints", "[" + def + "]", "non-empty, each >= 2");
+    }
     if (o.has("eval_lengths")) {
         const YAML::Node n = o.get_node("eval_lengths");
         const std::string expect = "must be a non-empty list of integers >= 2 (window lengths)";
@@ -371,6 +374,7 @@ void read_model(YamlOptions& o, ModelConfig& m, const std::string& file,
     m.norm = o.get_string("norm", m.norm, {"post", "pre"});
     m.share_embeddings = o.get_string("share_embeddings", m.share_embeddings, {"none", "decoder", "all"});
     m.scale_embeddings = o.get_bool("scale_embeddings", m.scale_embeddings);
+    o.declare("position", "map or list of maps", "[{type: sinusoidal}]", "registered encodings (relpos list)");
     if (o.has("position")) {
         const YAML::Node pos = o.get_node("position");
         const std::string key = o.key_path("position");
@@ -391,7 +395,6 @@ void read_model(YamlOptions& o, ModelConfig& m, const std::string& file,
                                            "(e.g. {{type: shaw, k: 16}}), got {}", describe_node(pos)));
         }
     } else {
-        o.mark_used("position");
         m.position = default_position();
         for (auto& p : m.position) {
             p.file = file;
@@ -505,7 +508,7 @@ void read_report(YamlOptions& o, ReportConfig& r) {
         ref.finish();
         r.reference = col;
     } else {
-        o.mark_used("reference");
+        o.declare("reference", "map", "", "");
     }
     r.plots = o.get_string_list("plots", r.plots, kPlots);
     r.baseline = o.get_string("baseline", r.baseline);
@@ -789,6 +792,17 @@ void emit_run_part(YAML::Emitter& out, const ExperimentConfig& c) {
 }  // namespace
 
 // ---- public
+
+std::vector<KeyRecord> describe_config_keys() {
+    KeyRecorder rec;
+    LoadFlags flags;
+    flags.check_paths = false;
+    flags.cross_checks = false;
+    // The optional sections are present (empty) so that their keys are read too.
+    parse_tree(YAML::Load("{name: defaults, train: {stop: {}}, report: {reference: {}, compare: {dir: \"<dir>\"}}}"),
+               "<defaults>", nullptr, flags);
+    return rec.keys;
+}
 
 std::vector<PositionSpec> default_position() {
     PositionSpec p;

@@ -213,6 +213,13 @@ ExperimentConfig resolve_config(const std::string& path, const std::vector<Assig
 
 // The fully resolved config as YAML (every default filled in), loadable by load_config to an equal config.
 std::string to_yaml(const ExperimentConfig& cfg);
+
+// Every key the config layer reads, with its type, default and allowed values, as the read_* functions
+// declare them (recorded while reading a config of defaults: `name` only). Keys read only in some
+// configurations are listed too where their defaults are read unconditionally (data.synthetic, data.lm);
+// the inside of model.position (each encoding's options: `relpos list`), sweep.grid and
+// report.reference.values are maps of the user's own keys.
+std::vector<KeyRecord> describe_config_keys();
 // FNV-1a 64 (16 hex digits) of the resolved YAML of what decides a run's results: seed, data, model,
 // train, eval. name, description, results_dir, threads, sweep and report are left out, so renaming,
 // re-titling a report, growing a sweep or changing the thread count does not invalidate finished runs.

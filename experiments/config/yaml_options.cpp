@@ -38,6 +38,8 @@ std::string number_range_text(double min, double max, bool min_open, bool max_op
     return "";
 }
 
+std::string trim_range(const std::string& r) { return r.empty() || r[0] != ' ' ? r : r.substr(1); }
+
 bool parse_long(const std::string& s, long& out, bool& overflow) {
     if (s.empty() || std::isspace(static_cast<unsigned char>(s[0]))) return false;
     errno = 0;
@@ -171,7 +173,29 @@ std::vector<std::string> YamlOptions::keys() const {
     return out;
 }
 
+namespace {
+thread_local KeyRecorder* g_recorder = nullptr;
+
+std::string list_text(const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+    return "[" + s + "]";
+}
+}  // namespace
+
+KeyRecorder::KeyRecorder() { g_recorder = this; }
+KeyRecorder::~KeyRecorder() { g_recorder = nullptr; }
+
+void YamlOptions::record(const std::string& key, const char* type, std::string def, std::string allowed) const {
+    if (!g_recorder) return;
+    const std::string full = key_path(key);
+    for (const auto& k : g_recorder->keys)
+        if (k.key == full) return;
+    g_recorder->keys.push_back(KeyRecord{full, type, std::move(def), std::move(allowed)});
+}
+
 long YamlOptions::get_int(const std::string& key, long def, long min, long max) {
+    record(key, "int", std::to_string(def), trim_range(int_range_text(min, max)));
     used_.insert(key);
     const Entry* e = find(key);
     if (!e) return def;
@@ -186,6 +210,7 @@ long YamlOptions::get_int(const std::string& key, long def, long min, long max) 
 
 double YamlOptions::get_number(const std::string& key, double def, double min, double max, bool min_open,
                                bool max_open) {
+    record(key, "number", fmt::format("{}", def), trim_range(number_range_text(min, max, min_open, max_open)));
     used_.insert(key);
     const Entry* e = find(key);
     if (!e) return def;
@@ -203,6 +228,7 @@ double YamlOptions::get_double(const std::string& key, double def, double min, d
 }
 
 bool YamlOptions::get_bool(const std::string& key, bool def) {
+    record(key, "bool", def ? "true" : "false", "");
     used_.insert(key);
     const Entry* e = find(key);
     if (!e) return def;
@@ -214,6 +240,7 @@ bool YamlOptions::get_bool(const std::string& key, bool def) {
 
 std::string YamlOptions::get_string(const std::string& key, const std::string& def,
                                     const std::vector<std::string>& allowed) {
+    record(key, "string", def, allowed.empty() ? "" : "one of " + join(allowed));
     used_.insert(key);
     const Entry* e = find(key);
     if (!e) return def;
@@ -228,6 +255,7 @@ std::string YamlOptions::get_string(const std::string& key, const std::string& d
 }
 
 std::string YamlOptions::require_string(const std::string& key, const std::string& what_it_is) {
+    record(key, "string", "(required)", "");
     if (!has(key)) {
         used_.insert(key);
         fail_at(YAML::Node(), key_path(key), fmt::format("is required ({})", what_it_is));
@@ -237,6 +265,7 @@ std::string YamlOptions::require_string(const std::string& key, const std::strin
 
 std::vector<std::string> YamlOptions::get_string_list(const std::string& key, const std::vector<std::string>& def,
                                                       const std::vector<std::string>& allowed) {
+    record(key, "list of strings", list_text(def), allowed.empty() ? "" : "each one of " + join(allowed));
     used_.insert(key);
     const Entry* e = find(key);
     if (!e) return def;
@@ -262,6 +291,9 @@ std::vector<std::string> YamlOptions::get_string_list(const std::string& key, co
 }
 
 std::vector<long> YamlOptions::get_int_list(const std::string& key, const std::vector<long>& def, long min, long max) {
+    std::vector<std::string> d;
+    for (long v : def) d.push_back(std::to_string(v));
+    record(key, "list of ints", list_text(d), trim_range(int_range_text(min, max)));
     used_.insert(key);
     const Entry* e = find(key);
     if (!e) return def;
@@ -284,6 +316,7 @@ std::vector<long> YamlOptions::get_int_list(const std::string& key, const std::v
 }
 
 YamlOptions YamlOptions::section(const std::string& key) {
+    record(key, "map", "", "");
     used_.insert(key);
     const Entry* e = find(key);
     if (!e) return YamlOptions(YAML::Node(), file_, key_path(key), origins_, mark_);
@@ -291,6 +324,7 @@ YamlOptions YamlOptions::section(const std::string& key) {
 }
 
 YAML::Node YamlOptions::get_node(const std::string& key) {
+    record(key, "any", "", "");
     used_.insert(key);
     const Entry* e = find(key);
     return e ? e->value : YAML::Node();

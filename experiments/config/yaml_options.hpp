@@ -29,6 +29,27 @@ bool key_contains(const std::string& outer, const std::string& inner);
 // How a YAML value reads in a message: 'text', a list, a map, no value.
 std::string describe_node(const YAML::Node& node);
 
+// ---- the schema, as the reading code declares it
+// While a KeyRecorder lives (on this thread), every getter of every YamlOptions records the key it reads:
+// the full dotted key, its type, its default and what is allowed. Reading a config of defaults under a
+// recorder (describe_config_keys in config.hpp) lists every key the config layer knows from the one
+// place each is declared, its read_* call; `relpos list --keys`, docs/configs.md and the fuzzer's
+// dictionary are derived from or checked against that list.
+struct KeyRecord {
+    std::string key;            // "data.synthetic.n_symbols"
+    std::string type;           // int, number, bool, string, list of strings, list of ints, map, any
+    std::string default_value;  // as YAML would write it ("" for an empty string)
+    std::string allowed;        // "in [1, 64000]", "one of unigram, bpe", ""
+};
+class KeyRecorder {
+public:
+    KeyRecorder();
+    ~KeyRecorder();
+    KeyRecorder(const KeyRecorder&) = delete;
+    KeyRecorder& operator=(const KeyRecorder&) = delete;
+    std::vector<KeyRecord> keys;  // in reading order, each key once
+};
+
 class YamlOptions : public nn::Options {
 public:
     // `node` must be a map, or null/undefined (read as an empty map). `file` names the config file,
@@ -63,6 +84,12 @@ public:
     YAML::Node get_node(const std::string& key);
     // Marks a key as read without reading it (e.g. `type`, read by whoever picked the plug-in).
     void mark_used(const std::string& key) { used_.insert(key); }
+    // Declares a key read by custom code (a [min, max] pair, a list of maps): marks it as read and records
+    // its type, default and allowed values for KeyRecorder, as the typed getters do by themselves.
+    void declare(const std::string& key, const char* type, std::string def, std::string allowed) {
+        record(key, type, std::move(def), std::move(allowed));
+        used_.insert(key);
+    }
     // Keys present, in file order.
     std::vector<std::string> keys() const;
     // Full dotted key of a child ("model.position.k") and of this map ("model.position").
@@ -88,6 +115,7 @@ private:
     const ValueOrigin* origin_of(const std::string& full_key) const;
     const ValueOrigin* origin_for(const YAML::Node& node, const std::string& full_key) const;
     YAML::Mark mark_of(const YAML::Node& node) const;
+    void record(const std::string& key, const char* type, std::string def, std::string allowed) const;
 
     YAML::Node node_;
     std::string file_;
