@@ -287,8 +287,7 @@ Var<T> Transformer<T>::decode_step(const std::vector<std::int32_t>& tokens, Deco
             if (state.max_positions == 0)
                 throw std::logic_error("Transformer::decode_step: randomized_eval: sample needs the decode's length "
                                        "(start_decoding's max_positions)");
-            const bool was_training = this->training();
-            if (was_training) throw std::logic_error("Transformer::decode_step: decode in eval mode");
+            if (this->training()) throw std::logic_error("Transformer::decode_step: decode in eval mode");
             draw_positions({p}, state.max_positions);
         }
     Var<T> y = embed_target(tokens, B, 1, state.step);  // (B, 1, D) at position `step`

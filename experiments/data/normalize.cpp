@@ -3,6 +3,8 @@
 // (data/multi30k/README.md, "Normalizing raw input"): the comments give an example from the files.
 #include "experiments/data/normalize.hpp"
 
+#include "experiments/data/utf8.hpp"
+
 #include <algorithm>
 #include <vector>
 
@@ -11,57 +13,8 @@ namespace relpos {
 namespace {
 
 using Text = std::u32string;
-
-// ---- UTF-8 <-> code points. A byte that is not part of valid UTF-8 becomes U+DC80 + byte (a lone
-// surrogate, which valid UTF-8 never holds) and is written back as the same byte.
-Text decode(const std::string& s) {
-    Text t;
-    for (std::size_t i = 0; i < s.size();) {
-        const auto b = static_cast<unsigned char>(s[i]);
-        const std::size_t n = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 0;
-        char32_t c = n == 1 ? b : n == 2 ? b & 0x1F : n == 3 ? b & 0x0F : b & 0x07;
-        bool ok = n > 0 && i + n <= s.size();
-        for (std::size_t k = 1; ok && k < n; ++k) {
-            const auto cont = static_cast<unsigned char>(s[i + k]);
-            ok = (cont >> 6) == 0x2;
-            c = (c << 6) | (cont & 0x3F);
-        }
-        static const char32_t smallest[] = {0, 0, 0x80, 0x800, 0x10000};
-        ok = ok && c >= smallest[n] && c <= 0x10FFFF && !(c >= 0xD800 && c <= 0xDFFF);
-        if (ok) {
-            t += c;
-            i += n;
-        } else {
-            t += char32_t(0xDC00 + b);
-            i += 1;
-        }
-    }
-    return t;
-}
-
-std::string encode(const Text& t) {
-    std::string s;
-    for (char32_t c : t) {
-        if (c >= 0xDC80 && c <= 0xDCFF) {
-            s += static_cast<char>(c - 0xDC00);
-        } else if (c < 0x80) {
-            s += static_cast<char>(c);
-        } else if (c < 0x800) {
-            s += static_cast<char>(0xC0 | (c >> 6));
-            s += static_cast<char>(0x80 | (c & 0x3F));
-        } else if (c < 0x10000) {
-            s += static_cast<char>(0xE0 | (c >> 12));
-            s += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-            s += static_cast<char>(0x80 | (c & 0x3F));
-        } else {
-            s += static_cast<char>(0xF0 | (c >> 18));
-            s += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-            s += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-            s += static_cast<char>(0x80 | (c & 0x3F));
-        }
-    }
-    return s;
-}
+using utf8::decode;
+using utf8::encode;
 
 // ---- character classes. Exact for ASCII and Latin-1, which is all the files hold; above it everything
 // but the punctuation and symbol blocks counts as a letter, which is what Moses' \p{IsAlpha} says for

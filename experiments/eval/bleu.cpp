@@ -9,46 +9,16 @@
 #include <unordered_map>
 
 #include "experiments/data/corpus.hpp"
+#include "experiments/data/utf8.hpp"
 
 namespace relpos {
 
 namespace {
 
-using Codepoints = std::vector<std::uint32_t>;
+using Codepoints = std::u32string;
 
-// Callers validate UTF-8 first, so decoding can trust the lead bytes.
-Codepoints decode_utf8(const std::string& s) {
-    Codepoints out;
-    out.reserve(s.size());
-    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-    for (std::size_t i = 0; i < s.size();) {
-        const unsigned c = p[i];
-        std::size_t len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : 4;
-        std::uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
-        for (std::size_t k = 1; k < len; ++k) cp = (cp << 6) | (p[i + k] & 0x3F);
-        out.push_back(cp);
-        i += len;
-    }
-    return out;
-}
-
-void append_utf8(std::string& out, std::uint32_t cp) {
-    if (cp < 0x80) {
-        out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-        out += static_cast<char>(0xC0 | (cp >> 6));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        out += static_cast<char>(0xE0 | (cp >> 12));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-        out += static_cast<char>(0xF0 | (cp >> 18));
-        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-}
+Codepoints decode_utf8(const std::string& s) { return utf8::decode(s); }  // callers validated it first
+void append_utf8(std::string& out, std::uint32_t cp) { utf8::append(out, cp); }
 
 // Python's str.isspace(), which str.split() and str.rstrip() use: ASCII whitespace, the information
 // separators 0x1C-0x1F, NEL, NBSP and the Unicode space separators / line and paragraph separators.

@@ -370,24 +370,15 @@ ReportTables build_report(const std::string& dir_in) {
                     }
                 t.cells[{row, col, m}] = stats_of(v);
             }
-    {
-        std::set<std::string> at_n;  // metric names ending in @<number>
+    {  // every <split>.<metric>@<n>, grouped by (row, column) in one pass over the runs
+        std::map<std::tuple<std::string, std::string, std::string>, std::vector<double>> at_n;
         for (const auto& r : runs)
             for (const auto& [m, v] : r.metrics) {
                 const auto at = m.rfind('@');
-                if (at != std::string::npos && is_number(m.substr(at + 1))) at_n.insert(m);
+                if (at != std::string::npos && is_number(m.substr(at + 1)))
+                    at_n[{label_of(r, t.rows_key), label_of(r, t.cols_key), m}].push_back(v);
             }
-        for (const auto& row : t.rows)
-            for (const auto& col : t.cols)
-                for (const auto& m : at_n) {
-                    std::vector<double> v;
-                    for (const auto& r : runs)
-                        if (label_of(r, t.rows_key) == row && label_of(r, t.cols_key) == col) {
-                            auto it = r.metrics.find(m);
-                            if (it != r.metrics.end()) v.push_back(it->second);
-                        }
-                    if (!v.empty()) t.length_cells[{row, col, m}] = stats_of(v);
-                }
+        for (const auto& [key, v] : at_n) t.length_cells[key] = stats_of(v);
     }
     t.baseline = cfg.report.baseline;
     if (!t.baseline.empty())

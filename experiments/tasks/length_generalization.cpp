@@ -38,6 +38,24 @@ constexpr std::uint64_t ALGO_DATA_SEED = 20230531;  // data stays fixed across m
 // decoder-only models' parameters, stay as they were).
 constexpr std::int32_t ALGO_SLOT_ID = UNK_ID;
 
+// Exact matches counted per input length: the % right at each length and the total right.
+struct LengthTally {
+    std::map<std::size_t, std::pair<std::size_t, std::size_t>> counts;  // length -> (right, all)
+    std::size_t right = 0;
+    void add(std::size_t length, bool ok) {
+        auto& c = counts[length];
+        c.first += ok;
+        c.second += 1;
+        right += ok;
+    }
+    std::map<std::size_t, double> percent(std::size_t* right_total) const {
+        if (right_total) *right_total = right;
+        std::map<std::size_t, double> acc;
+        for (auto& [n, c] : counts) acc[n] = 100.0 * double(c.first) / double(c.second);
+        return acc;
+    }
+};
+
 // The encoder-only form of a (BOS prompt SEP, answer EOS) example: the input gets one slot per label.
 Example to_encoder_only(Example e) {
     e.src.insert(e.src.end(), e.tgt.size(), ALGO_SLOT_ID);
@@ -49,11 +67,10 @@ Example to_encoder_only(Example e) {
 std::map<std::size_t, double> slot_accuracy_by_length(const nn::Transformer<float>& model, const EvalSplit& s,
                                                       std::size_t batch_tokens, std::size_t* right_total) {
     NoGradGuard ng;
-    std::map<std::size_t, std::pair<std::size_t, std::size_t>> counts;  // length -> (right, all)
+    LengthTally tally;
     BatchOptions bo;
     bo.max_tokens = batch_tokens;
     bo.layout = Layout::EncoderOnly;
-    std::size_t right = 0;
     for (const Batch& b : eval_batches(s.examples, bo)) {
         Var<float> logits = model.forward_bidirectional(b.tgt_in, b.B, b.Lt);  // (B, Lt, V)
         const std::size_t V = logits.shape().back();
@@ -66,29 +83,23 @@ std::map<std::size_t, double> slot_accuracy_by_length(const nn::Transformer<floa
                 const float* row = p + (r * b.Lt + t) * V;
                 ok = std::max_element(row, row + V) - row == want;
             }
-            auto& c = counts[s.lengths[b.index[r]]];
-            c.first += ok;
-            c.second += 1;
-            right += ok;
+            tally.add(s.lengths[b.index[r]], ok);
         }
     }
-    if (right_total) *right_total = right;
-    std::map<std::size_t, double> acc;
-    for (auto& [n, c] : counts) acc[n] = 100.0 * double(c.first) / double(c.second);
-    return acc;
+    return tally.percent(right_total);
 }
 
 // Exact-match accuracy (%) per input length of a split.
 std::map<std::size_t, double> accuracy_by_length(const nn::Transformer<float>& model, const EvalSplit& s,
                                                  std::size_t batch_tokens, std::size_t* right_total) {
-    std::map<std::size_t, std::pair<std::size_t, std::size_t>> counts;  // length -> (right, all)
+    LengthTally tally;
     // Batches of similar total length, within the token budget.
     std::vector<std::size_t> order(s.examples.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
         return s.examples[a].src.size() + s.examples[a].tgt.size() < s.examples[b].src.size() + s.examples[b].tgt.size();
     });
-    std::size_t at = 0, right = 0;
+    std::size_t at = 0;
     while (at < order.size()) {
         const Example& last = s.examples[order[at]];
         const std::size_t len = last.src.size() + last.tgt.size();
@@ -106,16 +117,10 @@ std::map<std::size_t, double> accuracy_by_length(const nn::Transformer<float>& m
             const Example& e = s.examples[idx[k]];
             // The target ends with EOS; the continuation stops at EOS and does not return it.
             const bool ok = out[k].size() + 1 == e.tgt.size() && std::equal(out[k].begin(), out[k].end(), e.tgt.begin());
-            auto& c = counts[s.lengths[idx[k]]];
-            c.first += ok;
-            c.second += 1;
-            right += ok;
+            tally.add(s.lengths[idx[k]], ok);
         }
     }
-    if (right_total) *right_total = right;
-    std::map<std::size_t, double> acc;
-    for (auto& [n, c] : counts) acc[n] = 100.0 * double(c.first) / double(c.second);
-    return acc;
+    return tally.percent(right_total);
 }
 
 class AlgorithmicTask : public Task {

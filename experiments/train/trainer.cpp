@@ -196,6 +196,8 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
                             "never reaches its peak; set train.warmup below the run's length",
                             cfg_.warmup, total));
     }
+    // A loss this far above a uniform guess (ln V nats per token) is a diverged model, not a spike.
+    const double diverged_above = 10.0 * std::log(double(std::max<std::size_t>(2, model_.config().tgt_vocab)));
     bool stop = plateaued();  // a run resumed after its plateau was found trains no further
     while (!stop && pr.epoch < epochs && !(step_limited && pr.step >= max_steps)) {
         // The plan of epoch e depends only on (seed, e): resuming mid-epoch replays the same order.
@@ -212,8 +214,6 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
             o.ignore_index = PAD_ID;
             o.label_smoothing = cfg_.label_smoothing;
             Var<float> loss = cross_entropy(logits, b.tgt_out, o);  // mean over target tokens
-            // A loss this far above a uniform guess (ln V nats per token) is a diverged model, not a spike.
-            const double diverged_above = 10.0 * std::log(double(std::max<std::size_t>(2, logits.shape().back())));
             logits = Var<float>();
             if (inject_step_ == step) {  // test hook: one poisoned step
                 loss.value().data()[0] = std::numeric_limits<float>::quiet_NaN();
