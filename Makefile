@@ -52,22 +52,26 @@ test-asan: deps
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(ASAN_JOBS) --timeout 1800
 
-# libFuzzer on the config loader (optional tooling, not part of `make test`): builds fuzz/fuzz_config.cpp
-# with clang and runs it for FUZZ_SECONDS, seeded with every config in the repository. New inputs go to
-# build-fuzz/corpus, crashing ones to build-fuzz/crash-*.
+# libFuzzer (optional tooling, not part of `make test`): FUZZ_TARGET=config (default: the config loader and
+# command-line overrides), checkpoint (the checkpoint reader: state.json and the .npy files) or report (the
+# report's reader of results.json and metrics.jsonl). Builds fuzz/fuzz_$(FUZZ_TARGET).cpp with clang,
+# ASan and UBSan in build-fuzz/ and runs it for FUZZ_SECONDS, seeded from the repository. New inputs go to
+# build-fuzz/corpus-$(FUZZ_TARGET), crashing ones to build-fuzz/crash-*.
 FUZZ_SECONDS ?= 600
-fuzz:
+FUZZ_TARGET ?= config
+fuzz: deps
 	@command -v clang++ >/dev/null && ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || \
 	  { echo "make fuzz needs clang and its fuzzer runtime: installing clang libclang-rt-14-dev"; \
 	    $$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get install -y clang libclang-rt-14-dev; }
-	mkdir -p build-fuzz/corpus build-fuzz/seeds
-	clang++ -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I. \
-	  fuzz/fuzz_config.cpp experiments/config/config.cpp experiments/config/yaml_options.cpp experiments/config/sweep.cpp experiments/data/corpus.cpp nn/options.cpp \
-	  -lyaml-cpp -lfmt -lz -o build-fuzz/fuzz_config
-	for f in configs/*.yaml tests/fixtures/*.yaml tests/fixtures/configs/*.yaml tests/fixtures/broken/*.yaml \
-	  tests/fixtures/broken/configs/*.yaml; do cp $$f build-fuzz/seeds/$$(echo $$f | tr / _); done
-	build-fuzz/fuzz_config -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
-	  -dict=fuzz/config.dict -artifact_prefix=build-fuzz/ -print_final_stats=1 build-fuzz/corpus build-fuzz/seeds
+	@test -f fuzz/fuzz_$(FUZZ_TARGET).cpp || { echo "FUZZ_TARGET=$(FUZZ_TARGET): no fuzz/fuzz_$(FUZZ_TARGET).cpp (config, checkpoint or report)"; exit 2; }
+	@test -f build-fuzz/CMakeCache.txt || CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DRELPOS_FUZZ=ON -DRELPOS_NATIVE=OFF
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_$(FUZZ_TARGET)
+	rm -rf build-fuzz/seeds-$(FUZZ_TARGET) && mkdir -p build-fuzz/corpus-$(FUZZ_TARGET) build-fuzz/seeds-$(FUZZ_TARGET)
+	bash fuzz/seeds.sh $(FUZZ_TARGET) build-fuzz/seeds-$(FUZZ_TARGET)
+	build-fuzz/fuzz_$(FUZZ_TARGET) -max_total_time=$(FUZZ_SECONDS) -max_len=$(if $(filter config,$(FUZZ_TARGET)),4096,65536) \
+	  -timeout=10 -rss_limit_mb=2048 -dict=fuzz/$(FUZZ_TARGET).dict -artifact_prefix=build-fuzz/ \
+	  -print_final_stats=1 build-fuzz/corpus-$(FUZZ_TARGET) build-fuzz/seeds-$(FUZZ_TARGET)
 
 clean:
 	rm -rf $(BUILD) build-asan

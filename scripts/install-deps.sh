@@ -7,7 +7,7 @@ PKGS=(
   build-essential cmake pkg-config
   xtensor-dev xtl-dev libxsimd-dev libxtensor-blas-dev libopenblas-dev
   catch2 libfmt-dev libyaml-cpp-dev libcli11-dev
-  libsentencepiece-dev zlib1g-dev
+  libsentencepiece-dev zlib1g-dev nlohmann-json3-dev
   gnuplot-nox
 )
 

@@ -384,6 +384,17 @@ TEST_CASE("reliability/broken_data", "[reliability][errors]") {
         {"--out in a missing directory", ev + "--src " + D + "ok/val.de.gz --ref " + D + "ok/val.en.gz --out " + runs +
          "/no/such/dir/hyp.txt", {"--out", "does not exist"}},
         {"translate: not a symbol id", "translate --run " + run.string(), {"input line 2", "'x'"}, 2, "4 5\n4 x\n"},
+        // Latin-1 (or binary) stdin used to reach the tokenizer; it is refused like a non-UTF-8 --src file.
+        {"translate: stdin not UTF-8", "translate --run " + run.string(), {"stdin line 2", "UTF-8", "iconv"}, 2,
+         "4 5\ncaf\xe9 4\n"},
+        {"normalize: stdin not UTF-8", "normalize --lang de", {"stdin line 1", "UTF-8"}, 2, "M\xfcnchen\n"},
+        // A 1,025-token line used to run until it ran out of memory ("out of memory"); it is bounded up front.
+        {"translate: a line longer than 1024 tokens", "translate --run " + run.string(),
+         {"input line 1", "1025 tokens", "up to 1024"}, 2, [] {
+             std::string line;
+             for (int i = 0; i < 1025; ++i) line += "4 ";
+             return line + "\n";
+         }()},
     };
     for (const auto& c : eval_cases) expect_error(c, relpos(c.args, c.stdin_text));
     CHECK(snapshot(fs::path(runs)) == before);
@@ -547,27 +558,44 @@ TEST_CASE("reliability/saving_a_config_does_not_change_it", "[reliability][confi
 
 TEST_CASE("reliability/killed_anywhere_resumes_bit_identical", "[reliability][resume]") {
     // tiny_copy: 36 steps in 3 epochs, a last checkpoint every 5 steps and at each epoch end, a best
-    // checkpoint when the validation loss improves (steps 12 and 36), then decoding.
-    const std::string ref_dir = fresh_dir("kill-ref");
-    const std::vector<std::string> ref_args = {"run", kTinyCopy, "results_dir=" + ref_dir, "--quiet"};
-    REQUIRE(wait_exit(spawn(ref_args)) == 0);
-    const RunOutcome want = outcome_of(fs::path(ref_dir) / "tiny_copy/runs/seed=3");
+    // checkpoint when the validation loss improves (steps 12 and 36), then decoding. The kills during
+    // decoding use a test split of 1,000 examples, so that decoding lasts long enough for the signal to
+    // arrive before the run ends even on a loaded machine (with 40 it takes milliseconds).
+    const std::string long_decode = "data.synthetic.test_size=1000";
+    std::map<std::string, RunOutcome> wants;  // by extra override
+    std::vector<std::string> ref_dirs;
+    auto want_for = [&](const std::string& extra) -> const RunOutcome& {
+        if (!wants.count(extra)) {
+            ref_dirs.push_back(fresh_dir("kill-ref"));
+            std::vector<std::string> ref_args = {"run", kTinyCopy, "results_dir=" + ref_dirs.back(), "--quiet"};
+            if (!extra.empty()) ref_args.push_back(extra);
+            REQUIRE(wait_exit(spawn(ref_args)) == 0);
+            wants[extra] = outcome_of(fs::path(ref_dirs.back()) / "tiny_copy/runs/seed=3");
+        }
+        return wants.at(extra);
+    };
+    const RunOutcome want = want_for("");
     REQUIRE(want.curve.size() > 30);
 
-    const std::vector<Moment> moments = {
-        {"after 3 steps, before any checkpoint", "metrics.jsonl", 3},
-        {"while the first checkpoint is written", "last.tmp", 1},
-        {"between the renames of the epoch-end checkpoint", "last.old", 3},
-        {"while the best checkpoint is written", "best.tmp", 1},
-        {"while a later checkpoint is written", "last.tmp", 5},
-        {"mid epoch 3", "metrics.jsonl", 30},
-        {"while decoding", "hyp.val.txt", 1},
+    struct Kill {
+        Moment moment;
+        std::string extra;  // an override for this moment's run and its reference
     };
-    for (const auto& m : moments) {
+    const std::vector<Kill> kills = {
+        {{"after 3 steps, before any checkpoint", "metrics.jsonl", 3}, ""},
+        {{"while the first checkpoint is written", "last.tmp", 1}, ""},
+        {{"between the renames of the epoch-end checkpoint", "last.old", 3}, ""},
+        {{"while the best checkpoint is written", "best.tmp", 1}, ""},
+        {{"while a later checkpoint is written", "last.tmp", 5}, ""},
+        {{"mid epoch 3", "metrics.jsonl", 30}, ""},
+        {{"while decoding", "hyp.val.txt", 1}, long_decode},
+    };
+    for (const auto& [m, extra] : kills) {
         INFO("SIGKILL " << m.what);
         const std::string dir = fresh_dir("kill");
         const fs::path run = fs::path(dir) / "tiny_copy/runs/seed=3";
-        const std::vector<std::string> args = {"run", kTinyCopy, "results_dir=" + dir, "--quiet"};
+        std::vector<std::string> args = {"run", kTinyCopy, "results_dir=" + dir, "--quiet"};
+        if (!extra.empty()) args.push_back(extra);
         const int rc = interrupt_at(args, run, m, SIGKILL);
         REQUIRE(rc == 128 + SIGKILL);
         REQUIRE_FALSE(fs::exists(run / "results.json"));
@@ -577,10 +605,23 @@ TEST_CASE("reliability/killed_anywhere_resumes_bit_identical", "[reliability][re
                 for (const auto& e : fs::directory_iterator(run / "checkpoints")) st += " " + e.path().filename().string();
             fprintf(stderr, "%s\n", st.c_str());
         }
-        const Result r = relpos("run " + kTinyCopy + " results_dir=" + dir + " --quiet");
+        const Result r = relpos("run " + kTinyCopy + " results_dir=" + dir + " " + extra + " --quiet");
         INFO(r.err);
         REQUIRE(r.code == 0);
-        require_same_outcome(outcome_of(run), want);
+        require_same_outcome(outcome_of(run), want_for(extra));
+        fs::remove_all(dir);
+    }
+
+    // Ctrl-C while the last run is decoding: that run had finished training, so it is evaluated and
+    // written, and nothing is left to resume: exit code 0 (it used to be 130 with the run complete).
+    {
+        const std::string dir = fresh_dir("sigint-decoding");
+        const fs::path run = fs::path(dir) / "tiny_copy/runs/seed=3";
+        const int rc = interrupt_at({"run", kTinyCopy, "results_dir=" + dir, "--quiet", long_decode}, run,
+                                    {"while decoding", "hyp.val.txt", 1}, SIGINT);
+        CHECK(rc == 0);
+        REQUIRE(fs::exists(run / "results.json"));
+        require_same_outcome(outcome_of(run), want_for(long_decode));
         fs::remove_all(dir);
     }
 
@@ -597,7 +638,7 @@ TEST_CASE("reliability/killed_anywhere_resumes_bit_identical", "[reliability][re
     REQUIRE(r.code == 0);
     require_same_outcome(outcome_of(run), want);
     fs::remove_all(dir);
-    fs::remove_all(ref_dir);
+    for (const auto& d : ref_dirs) fs::remove_all(d);
 }
 
 // With checkpoint_every dividing the steps of an epoch, a kill after the epoch-end validation line but
@@ -619,6 +660,35 @@ TEST_CASE("reliability/killed_after_epoch_end_validation_resumes_bit_identical",
     require_same_outcome(outcome_of(run), want);
     fs::remove_all(dir);
     fs::remove_all(ref_dir);
+}
+
+// A file that cannot be written (here: over the file-size limit, `ulimit -f`, which fails a write with
+// EFBIG the way a full disk fails it with ENOSPC) is the machine, not the input: exit code 1, one line
+// "cannot write files", no half-written checkpoint (last.tmp) and no results.json. It used to be exit code
+// 2, as for bad input, with a partial last.tmp left behind.
+TEST_CASE("reliability/a_file_that_cannot_be_written_exits_1_and_leaves_nothing_half_written", "[reliability][disk]") {
+    const std::string dir = fresh_dir("fsize");
+    const std::string cmd = "cd '" + kSrc + "' && bash -c \"trap '' XFSZ; ulimit -f 2; exec timeout -k 5 60 " + kBin +
+                            " run " + kTinyRun + " results_dir=" + dir + " model.d_ff=64 --quiet\" 2>&1";
+    std::string out;
+    FILE* p = popen(cmd.c_str(), "r");
+    char buf[4096];
+    while (p && fgets(buf, sizeof buf, p)) out += buf;
+    const int st = pclose(p);
+    const int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    INFO(out);
+    CHECK(code == 1);
+    // The progress messages came before; the error is the last line, and the only one of its kind.
+    const auto from = out.rfind('\n', out.size() >= 2 ? out.size() - 2 : 0);
+    const std::string last = out.substr(from == std::string::npos ? 0 : from + 1);
+    CHECK_THAT(last, Catch::StartsWith("error: cannot write files: ") && Catch::Contains("disk full?"));
+    CHECK_THAT(out, !Catch::Contains("internal error"));
+    CHECK(out.find("error: ") == out.rfind("error: "));
+    const fs::path run = fs::path(dir) / "tiny_run/runs/seed=1";
+    CHECK_FALSE(fs::exists(run / "checkpoints/last.tmp"));
+    CHECK_FALSE(fs::exists(run / "results.json"));
+    CHECK_FALSE(fs::exists(run / "results.json.tmp"));
+    fs::remove_all(dir);
 }
 
 // ================================================================ numerical faults

@@ -63,8 +63,30 @@ LoadedRun load_run(const std::string& run_dir) {
     return r;
 }
 
+// stdin is UTF-8 text, as the files eval reads are: a Latin-1 or binary line is refused, not translated.
+void check_stdin_line(const std::string& line, std::size_t lineno) {
+    if (!is_valid_utf8(line))
+        throw DataError(fmt::format("stdin line {} is not valid UTF-8 (relpos reads UTF-8 text; convert it first, e.g. "
+                                    "iconv -f latin1 -t utf-8)",
+                                    lineno));
+}
+
+// Longest source eval and translate accept, in tokens: beyond it decoding a sentence takes minutes and
+// gigabytes (attention is quadratic), and no model relpos trains has seen anything near it.
+constexpr std::size_t kMaxSourceTokens = 1024;
+
 std::vector<std::int32_t> encode_source(const LoadedRun& r, const std::string& line, std::size_t lineno) {
-    if (r.data.subword) return r.data.subword->encode(line);
+    auto check_length = [&](std::size_t n) {
+        if (n > kMaxSourceTokens)
+            throw DataError(fmt::format("input line {} has {} tokens; eval and translate take sentences of up to {} "
+                                        "tokens (split longer text into sentences)",
+                                        lineno, n, kMaxSourceTokens));
+    };
+    if (r.data.subword) {
+        auto ids = r.data.subword->encode(line);
+        check_length(ids.size());
+        return ids;
+    }
     // synthetic tasks: whitespace-separated ids
     std::vector<std::int32_t> ids;
     std::istringstream ss(line);
@@ -76,6 +98,7 @@ std::vector<std::int32_t> encode_source(const LoadedRun& r, const std::string& l
             throw DataError(fmt::format("input line {}: '{}' is not a symbol id in [{}, {})", lineno, tok, FIRST_FREE_ID,
                                         r.data.vocab));
         ids.push_back(static_cast<std::int32_t>(v));
+        check_length(ids.size());
     }
     return ids;
 }
@@ -173,6 +196,7 @@ int cmd_translate(const TranslateArgs& a) {
     std::size_t n = 0;
     while (std::getline(std::cin, line)) {
         ++n;
+        check_stdin_line(line, n);
         std::string text = model_text(r.cfg, line, r.cfg.data.src, form);
         if (!warned && text != line && looks_tokenized(line)) {
             fmt::print(stderr, "warning: input line {} looks tokenized already (Moses escapes such as &apos;, or a space "
@@ -197,7 +221,10 @@ int cmd_normalize(const std::string& lang) {
     if (std::find(langs.begin(), langs.end(), lang) == langs.end())
         throw ConfigError(fmt::format("--lang '{}' is not a Multi30k language; use de or en", lang));
     std::string line;
-    while (std::getline(std::cin, line)) std::cout << normalize_like_multi30k(line, lang) << "\n";
+    for (std::size_t n = 1; std::getline(std::cin, line); ++n) {
+        check_stdin_line(line, n);
+        std::cout << normalize_like_multi30k(line, lang) << "\n";
+    }
     return 0;
 }
 

@@ -157,6 +157,9 @@ int main(int argc, char** argv) {
     } catch (const CheckpointError& e) {
         fmt::print(stderr, "error: {}\n", one_line(e.what()));
         return 2;
+    } catch (const WriteError& e) {  // the disk, not the input
+        fmt::print(stderr, "error: cannot write files: {}\n", one_line(e.what()));
+        return 1;
     } catch (const std::bad_alloc&) {
         fmt::print(stderr, "error: out of memory (a smaller model, batch_tokens or eval.batch_tokens needs less)\n");
         return 1;

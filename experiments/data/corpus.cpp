@@ -110,17 +110,17 @@ void write_lines(const std::string& path, const std::vector<std::string>& lines)
             const std::string s = l + "\n";
             if (gzwrite(f, s.data(), static_cast<unsigned>(s.size())) != static_cast<int>(s.size())) {
                 gzclose(f);
-                throw DataError("cannot write " + path + " (disk full?).");
+                throw WriteError("cannot write " + path + " (disk full?).");
             }
         }
-        if (gzclose(f) != Z_OK) throw DataError("cannot write " + path + " (disk full?).");
+        if (gzclose(f) != Z_OK) throw WriteError("cannot write " + path + " (disk full?).");
         return;
     }
     std::ofstream out(path, std::ios::binary);
     if (!out) throw DataError("cannot write " + path + ".");
     for (const auto& l : lines) out << l << '\n';
     out.flush();
-    if (!out) throw DataError("cannot write " + path + " (disk full?).");
+    if (!out) throw WriteError("cannot write " + path + " (disk full?).");
 }
 
 ParallelCorpus load_parallel(const std::string& src_path, const std::string& tgt_path, const std::string& context) {

@@ -15,6 +15,12 @@ struct DataError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
+// A file relpos writes could not be written (disk full, read-only, removed under the run): the
+// machine, not the input, so it exits with code 1, not 2. The message names the file.
+struct WriteError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
 // Reads a UTF-8 text file, gzipped or plain (zlib reads both), as lines without their "\n" (a "\r"
 // before it is dropped too). A last line without "\n" still counts; empty lines in the middle are
 // kept, because line i of a source file must stay paired with line i of its target file.

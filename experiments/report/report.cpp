@@ -10,13 +10,13 @@
 #include <set>
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include "experiments/eval/bleu.hpp"
 #include "experiments/train/checkpoint.hpp"
 #include "experiments/cli/commands.hpp"
 #include "experiments/config/config.hpp"
 #include "experiments/data/corpus.hpp"
+#include "experiments/data/json.hpp"
 #include "experiments/report/report.hpp"
 #include "experiments/train/runner.hpp"
 #include "experiments/eval/significance.hpp"
@@ -48,39 +48,55 @@ std::vector<RunResult> read_runs(const fs::path& dir) {
         if (fs::exists(e.path() / "results.json")) paths.push_back(e.path());
     std::sort(paths.begin(), paths.end());
     for (auto& p : paths) {
-        YAML::Node n;
-        try {
-            n = YAML::LoadFile((p / "results.json").string());
-        } catch (const std::exception& e) {
-            throw CheckpointError(fmt::format("{} is unreadable: {}", (p / "results.json").string(), e.what()));
-        }
+        const std::string file = (p / "results.json").string();
+        const Json n = parse_json_or_throw<CheckpointError>(read_text_file(file), file);
         // A results.json that is not the object a finished run writes (empty, a scalar, a list, wrong types)
         // is named with what it lacks, not reported as an internal error.
-        const std::string file = (p / "results.json").string();
-        if (!n.IsMap() || !n["id"] || !n["id"].IsScalar() || (n["metrics"] && !n["metrics"].IsMap()) ||
-            (n["labels"] && !n["labels"].IsMap()))
+        if (!n.is_object() || !n.contains("id") || !n["id"].is_string() ||
+            (n.contains("metrics") && !n["metrics"].is_object()) || (n.contains("labels") && !n["labels"].is_object()))
             throw CheckpointError(fmt::format("{} is not a finished run's results (expected a JSON object with \"id\", "
                                               "\"labels\" and \"metrics\"); remove the run directory or run it again",
                                               file));
         RunResult r;
-        try {
-            r.id = n["id"].as<std::string>();
-            for (auto it : n["labels"]) r.labels[it.first.as<std::string>()] = it.second.as<std::string>();
-            for (auto it : n["metrics"])  // null: not a finite number (a diverged run); left out of the means
-                if (!it.second.IsNull()) r.metrics[it.first.as<std::string>()] = it.second.as<double>();
-            r.commit = n["commit"] ? n["commit"].as<std::string>() : "";
-            r.machine = n["machine"] ? n["machine"].as<std::string>() : "";
-            r.finished = n["finished"] ? n["finished"].as<std::string>() : "";
-            r.train_seconds = n["train_seconds"] ? n["train_seconds"].as<double>() : 0;
-            r.steps = n["steps"] ? n["steps"].as<long>() : 0;
-            r.parameters = n["parameters"] ? n["parameters"].as<long>() : 0;
-            r.epochs = n["epochs_completed"] ? n["epochs_completed"].as<long>() : 0;
-            r.best_step = n["best_step"] ? n["best_step"].as<long>() : 0;
-            r.stop_reason = n["stop_reason"] ? n["stop_reason"].as<std::string>() : "";
-        } catch (const YAML::Exception& e) {
-            throw CheckpointError(fmt::format("{}: a field has the wrong type ({}); remove the run directory or run "
-                                              "it again", file, e.what()));
+        auto wrong = [&](const std::string& key, const char* what) {
+            return CheckpointError(fmt::format("{}: \"{}\" is not {}; remove the run directory or run it again", file,
+                                               key, what));
+        };
+        r.id = n["id"].get<std::string>();
+        const Json labels = n.value("labels", Json::object()), metrics = n.value("metrics", Json::object());
+        for (const auto& [k, v] : labels.items()) {
+            if (!v.is_string()) throw wrong("labels." + k, "a string");
+            r.labels[k] = v.get<std::string>();
         }
+        for (const auto& [k, v] : metrics.items()) {
+            if (v.is_null()) continue;  // null: not a finite number (a diverged run); left out of the means
+            if (!v.is_number()) throw wrong("metrics." + k, "a number or null");
+            r.metrics[k] = v.get<double>();
+        }
+        auto text = [&](const char* key) {
+            if (!n.contains(key)) return std::string();
+            if (!n[key].is_string()) throw wrong(key, "a string");
+            return n[key].get<std::string>();
+        };
+        auto number = [&](const char* key) {
+            if (!n.contains(key) || n[key].is_null()) return 0.0;
+            if (!n[key].is_number()) throw wrong(key, "a number");
+            return n[key].get<double>();
+        };
+        r.commit = text("commit");
+        r.machine = text("machine");
+        r.finished = text("finished");
+        r.stop_reason = text("stop_reason");
+        r.train_seconds = number("train_seconds");
+        auto whole = [&](const char* key) {
+            const double v = number(key);
+            if (!(v >= 0 && v <= 1e15 && v == std::floor(v))) throw wrong(key, "a whole number");
+            return static_cast<long>(v);
+        };
+        r.steps = whole("steps");
+        r.parameters = whole("parameters");
+        r.epochs = whole("epochs_completed");
+        r.best_step = whole("best_step");
         r.dir = p;
         out.push_back(std::move(r));
     }
@@ -582,29 +598,63 @@ std::string render_csv(const ReportTables& t) {
     return csv;
 }
 
+LearningCurve read_learning_curve(const std::string& path) {
+    LearningCurve c;
+    std::map<long, double> step_loss;
+    std::ifstream in(path);
+    std::string line;
+    for (std::size_t lineno = 1; std::getline(in, line); ++lineno) {
+        const bool v = line.find("valid_loss") != std::string::npos;
+        if (!v && line.find("train_loss") == std::string::npos) continue;
+        const std::string where = fmt::format("{} line {}", path, lineno);
+        const Json j = parse_json_or_throw<CheckpointError>(line, where);
+        auto number = [&](const char* key, double* out) {  // false when absent or null (a non-finite value)
+            if (!j.is_object() || !j.contains(key) || j[key].is_null()) return false;
+            if (!j[key].is_number()) throw CheckpointError(fmt::format("{}: \"{}\" is not a number", where, key));
+            *out = j[key].get<double>();
+            return true;
+        };
+        double step = 0, val = 0, bleu = 0;
+        if (!number("step", &step) || !(step >= 0 && step <= 1e15 && step == std::floor(step)))
+            throw CheckpointError(fmt::format("{}: \"step\" is missing or not a whole number", where));
+        if (!number(v ? "valid_loss" : "train_loss", &val)) continue;
+        if (v) c.valid[static_cast<long>(step)] = val;  // a resumed run's repeat wins
+        else step_loss[static_cast<long>(step)] = val;
+        if (v && number("valid_bleu_tok", &bleu)) c.bleu[static_cast<long>(step)] = bleu;
+    }
+    long prev = 0;
+    for (const auto& [step, loss] : c.valid) {
+        double sum = 0;
+        std::size_t n = 0;
+        for (auto it = step_loss.upper_bound(prev); it != step_loss.end() && it->first <= step; ++it) sum += it->second, ++n;
+        if (n) c.train[step] = sum / double(n);
+        prev = step;
+    }
+    return c;
+}
+
 std::string render_json(const ReportTables& t) {
-    std::string j = fmt::format("{{\n  \"title\": \"{}\",\n  \"rows_key\": \"{}\",\n  \"columns_key\": \"{}\",\n  \"runs\": {},\n"
-                                "  \"commits\": \"{}\",\n  \"cells\": [\n",
-                                json_escape(t.title), json_escape(t.rows_key), json_escape(t.cols_key), t.runs,
-                                json_escape(t.commits));
-    bool first = true;
+    auto stats = [](const Stats& st) {
+        return std::make_pair(st.n ? json_number(st.mean, 6) : Json(nullptr), st.n > 1 ? json_number(st.std, 6) : Json(nullptr));
+    };
+    Json cells = Json::array();
     for (auto& [key, s] : t.cells) {
         const auto& [r, c, m] = key;
-        auto it = t.reference.find(r);
-        j += fmt::format("{}    {{\"row\": \"{}\", \"column\": \"{}\", \"metric\": \"{}\", \"mean\": {}, \"std\": {}, \"n\": {}{}}}",
-                         first ? "" : ",\n", json_escape(r), json_escape(c), json_escape(m),
-                         s.n ? fmt::format("{:.6f}", s.mean) : "null", s.n > 1 ? fmt::format("{:.6f}", s.std) : "null", s.n,
-                         it == t.reference.end() ? "" : fmt::format(", \"reference\": {}", it->second));
+        const auto [mean, sd] = stats(s);
+        Json cell = {{"row", r}, {"column", c}, {"metric", m}, {"mean", mean}, {"std", sd}, {"n", s.n}};
+        if (auto it = t.reference.find(r); it != t.reference.end()) cell["reference"] = it->second;
         if (auto p = t.paired.find({r, m}); p != t.paired.end() && c.empty()) {
-            const Stats& d = p->second;
-            j.pop_back();  // reopen the cell's object
-            j += fmt::format(", \"delta_vs_baseline\": {{\"baseline\": \"{}\", \"mean\": {}, \"std\": {}, \"n\": {}}}}}",
-                             json_escape(t.baseline), d.n ? fmt::format("{:.6f}", d.mean) : "null",
-                             d.n > 1 ? fmt::format("{:.6f}", d.std) : "null", d.n);
+            const auto [dmean, dsd] = stats(p->second);
+            cell["delta_vs_baseline"] = {{"baseline", t.baseline}, {"mean", dmean}, {"std", dsd}, {"n", p->second.n}};
         }
-        first = false;
+        cells.push_back(std::move(cell));
     }
-    return j + "\n  ]\n}\n";
+    return json_document({{"title", t.title},
+                          {"rows_key", t.rows_key},
+                          {"columns_key", t.cols_key},
+                          {"runs", t.runs},
+                          {"commits", t.commits},
+                          {"cells", cells}});
 }
 
 std::vector<std::string> render_plots(const std::string& dir_in, const ReportTables& t, std::string* note) {
@@ -628,36 +678,11 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
     //    each run stopped. Training loss is the mean of the per-update losses since the previous
     //    validation. The per-run curves are written too (<run>.valid.dat, <run>.train.dat).
     if (wanted("learning_curves")) {
-        struct Curve {
-            std::map<long, double> valid, train, bleu;  // bleu: greedy validation BLEU (train.valid_bleu)
-        };
+        using Curve = LearningCurve;
         std::vector<std::string> order;
         std::map<std::string, std::vector<Curve>> groups;
         for (const auto& r : runs) {
-            const fs::path m = dir / "runs" / r.id / "metrics.jsonl";
-            std::ifstream in(m);
-            Curve c;
-            std::map<long, double> step_loss;
-            std::string line;
-            while (std::getline(in, line)) {
-                const bool v = line.find("valid_loss") != std::string::npos;
-                if (!v && line.find("train_loss") == std::string::npos) continue;
-                YAML::Node j = YAML::Load(line);
-                const long step = j["step"].as<long>();
-                const YAML::Node val = j[v ? "valid_loss" : "train_loss"];
-                if (!val || val.IsNull()) continue;  // null: a non-finite value
-                if (v) c.valid[step] = val.as<double>();  // a resumed run's repeat wins
-                else step_loss[step] = val.as<double>();
-                if (v && j["valid_bleu_tok"] && !j["valid_bleu_tok"].IsNull()) c.bleu[step] = j["valid_bleu_tok"].as<double>();
-            }
-            long prev = 0;
-            for (const auto& [step, loss] : c.valid) {
-                double sum = 0;
-                std::size_t n = 0;
-                for (auto it = step_loss.upper_bound(prev); it != step_loss.end() && it->first <= step; ++it) sum += it->second, ++n;
-                if (n) c.train[step] = sum / double(n);
-                prev = step;
-            }
+            const Curve c = read_learning_curve((dir / "runs" / r.id / "metrics.jsonl").string());
             {
                 std::ofstream out(pdir / (r.id + ".valid.dat"));
                 for (auto& [step, loss] : c.valid) out << step << " " << loss << "\n";

@@ -56,6 +56,15 @@ struct ReportTables {
 };
 
 ReportTables build_report(const std::string& dir);
+
+// A run's learning curve from its metrics.jsonl: the validation loss (and greedy validation BLEU, with
+// train.valid_bleu) at each validation step, and the mean training loss over the updates since the
+// previous validation. A missing file is an empty curve; a malformed line is a CheckpointError naming
+// the file and line.
+struct LearningCurve {
+    std::map<long, double> valid, train, bleu;
+};
+LearningCurve read_learning_curve(const std::string& metrics_path);
 std::string render_markdown(const ReportTables& t);
 std::string render_csv(const ReportTables& t);
 std::string render_json(const ReportTables& t);

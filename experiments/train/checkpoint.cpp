@@ -1,4 +1,6 @@
 #include "experiments/train/checkpoint.hpp"
+#include "experiments/data/corpus.hpp"
+#include "experiments/data/json.hpp"
 
 #include <cmath>
 #include <array>
@@ -10,7 +12,6 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <yaml-cpp/yaml.h>
 
 namespace relpos {
 
@@ -38,10 +39,11 @@ std::string npy_header(const std::string& descr, const Shape& shape) {
 
 void write_raw(const std::string& path, const std::string& header, const void* data, std::size_t bytes) {
     std::ofstream f(path, std::ios::binary);
-    if (!f) throw CheckpointError(fmt::format("cannot write checkpoint file {}", path));
+    if (!f) throw WriteError(fmt::format("cannot write checkpoint file {}", path));
     f.write(header.data(), static_cast<std::streamsize>(header.size()));
     f.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
-    if (!f) throw CheckpointError(fmt::format("writing checkpoint file {} failed (disk full?)", path));
+    f.close();
+    if (!f) throw WriteError(fmt::format("writing checkpoint file {} failed (disk full?)", path));
 }
 
 struct NpyHeader {
@@ -175,22 +177,6 @@ std::vector<std::uint64_t> read_npy_u64(const std::string& path) {
     return v;
 }
 
-std::string json_number(double v, int decimals) {
-    if (!std::isfinite(v)) return "null";
-    return fmt::format("{:.{}f}", v, decimals);
-}
-
-std::string json_escape(const std::string& s) {
-    std::string r;
-    for (char c : s) {
-        if (c == '"' || c == '\\') r += '\\', r += c;
-        else if (c == '\n') r += "\\n";
-        else if (static_cast<unsigned char>(c) < 0x20) r += fmt::format("\\u{:04x}", c);
-        else r += c;
-    }
-    return r;
-}
-
 bool checkpoint_exists(const std::string& dir) { return fs::exists(fs::path(dir) / "state.json"); }
 
 void save_checkpoint(const std::string& dir, const nn::NamedParams<float>& params, const nn::Adam<float>* adam,
@@ -198,36 +184,46 @@ void save_checkpoint(const std::string& dir, const nn::NamedParams<float>& param
     const fs::path final_dir(dir);
     const fs::path tmp = final_dir.string() + ".tmp";
     fs::remove_all(tmp);
-    fs::create_directories(tmp / "params");
-    if (adam) fs::create_directories(tmp / "optim");
-    std::string manifest = "{\n  \"format\": \"relpos-checkpoint-1\",\n  \"parameters\": [\n";
-    for (std::size_t i = 0; i < params.size(); ++i) {
-        const auto& [name, p] = params[i];
-        write_npy((tmp / "params" / (name + ".npy")).string(), p.value());
-        manifest += fmt::format("    {{\"name\": \"{}\", \"file\": \"params/{}.npy\", \"shape\": [{}], \"dtype\": \"float32\"}}{}\n",
-                                name, name, fmt::join(p.shape(), ", "), i + 1 < params.size() ? "," : "");
-    }
-    manifest += "  ]\n}\n";
-    if (adam) {
-        auto& a = const_cast<nn::Adam<float>&>(*adam);
-        for (std::size_t i = 0; i < params.size(); ++i) {
-            write_npy((tmp / "optim" / (params[i].first + ".m.npy")).string(), a.first_moments()[i]);
-            write_npy((tmp / "optim" / (params[i].first + ".v.npy")).string(), a.second_moments()[i]);
+    // A failed write (disk full) leaves no partial .tmp behind; the last complete checkpoint stays.
+    try {
+        fs::create_directories(tmp / "params");
+        if (adam) fs::create_directories(tmp / "optim");
+        Json entries = Json::array();
+        for (const auto& [name, p] : params) {
+            write_npy((tmp / "params" / (name + ".npy")).string(), p.value());
+            entries.push_back({{"name", name}, {"file", "params/" + name + ".npy"}, {"shape", p.shape()}, {"dtype", "float32"}});
         }
-    }
-    write_npy_u64((tmp / "rng.npy").string(), std::vector<std::uint64_t>(pr.dropout_rng.begin(), pr.dropout_rng.end()));
-    {
-        std::ofstream m(tmp / "manifest.json");
-        m << manifest;
-        // state.json last: its presence marks a complete checkpoint
-        std::ofstream s(tmp / "state.json");
-        s << fmt::format(
-            "{{\"step\": {}, \"epoch\": {}, \"batch_in_epoch\": {}, \"tokens\": {}, \"best_valid_loss\": {:.17g}, "
-            "\"elapsed_seconds\": {:.6f}, \"adam_steps\": {}, \"config_hash\": \"{}\", \"best_step\": {}, "
-            "\"bad_validations\": {}}}\n",
-            pr.step, pr.epoch, pr.batch_in_epoch, pr.tokens, pr.best_valid_loss, pr.elapsed_seconds,
-            adam ? adam->steps() : 0, json_escape(pr.config_hash), pr.best_step, pr.bad_validations);
-        if (!s) throw CheckpointError(fmt::format("writing checkpoint {} failed (disk full?)", dir));
+        if (adam) {
+            auto& a = const_cast<nn::Adam<float>&>(*adam);
+            for (std::size_t i = 0; i < params.size(); ++i) {
+                write_npy((tmp / "optim" / (params[i].first + ".m.npy")).string(), a.first_moments()[i]);
+                write_npy((tmp / "optim" / (params[i].first + ".v.npy")).string(), a.second_moments()[i]);
+            }
+        }
+        write_npy_u64((tmp / "rng.npy").string(), std::vector<std::uint64_t>(pr.dropout_rng.begin(), pr.dropout_rng.end()));
+        auto write_json = [&](const char* file, const Json& j) {
+            std::ofstream f(tmp / file);
+            f << json_document(j);
+            f.close();
+            if (!f) throw WriteError(fmt::format("writing checkpoint file {} failed (disk full?)", (tmp / file).string()));
+        };
+        write_json("manifest.json", {{"format", "relpos-checkpoint-1"}, {"parameters", entries}});
+        // state.json last: its presence marks a complete checkpoint. best_valid_loss is written in full
+        // (shortest round-trip digits): a resumed run compares against it exactly.
+        write_json("state.json", {{"step", pr.step},
+                                  {"epoch", pr.epoch},
+                                  {"batch_in_epoch", pr.batch_in_epoch},
+                                  {"tokens", pr.tokens},
+                                  {"best_valid_loss", pr.best_valid_loss},
+                                  {"elapsed_seconds", json_number(pr.elapsed_seconds, 6)},
+                                  {"adam_steps", adam ? adam->steps() : 0},
+                                  {"config_hash", pr.config_hash},
+                                  {"best_step", pr.best_step},
+                                  {"bad_validations", pr.bad_validations}});
+    } catch (...) {
+        std::error_code ec;
+        fs::remove_all(tmp, ec);
+        throw;
     }
     // Swap in: old -> .old, tmp -> final, drop .old. A crash in between leaves one complete copy
     // that load_checkpoint_dir() below finds.
@@ -253,21 +249,20 @@ fs::path complete_copy(const std::string& dir_in) {
 
 // state.json; adam_steps is returned separately (0 when absent and not needed).
 TrainProgress read_state(const fs::path& dir, bool need_adam_steps, std::size_t* adam_steps) {
-    YAML::Node st;
-    try {
-        st = YAML::LoadFile((dir / "state.json").string());
-    } catch (const std::exception& e) {
-        throw CheckpointError(fmt::format("checkpoint {} has an unreadable state.json: {}", dir.string(), e.what()));
-    }
-    if (!st.IsMap())
+    const std::string file = (dir / "state.json").string();
+    const Json st = parse_json_or_throw<CheckpointError>(read_text_file(file),
+                                                         fmt::format("checkpoint {} has an unreadable state.json: it", dir.string()));
+    if (!st.is_object())
         throw CheckpointError(fmt::format("checkpoint {} has a malformed state.json: not a JSON object", dir.string()));
     auto field = [&](const char* key, auto& out, const char* what) {
-        try {
-            out = st[key].as<std::decay_t<decltype(out)>>();
-        } catch (const std::exception&) {
+        using T = std::decay_t<decltype(out)>;
+        const bool ok = st.contains(key) && (std::is_same_v<T, std::string>         ? st[key].is_string()
+                                             : std::is_floating_point_v<T>         ? st[key].is_number()
+                                                                                   : st[key].is_number_unsigned());
+        if (!ok)
             throw CheckpointError(fmt::format("checkpoint {} has a malformed state.json: '{}' is missing or not {}",
                                               dir.string(), key, what));
-        }
+        out = st[key].get<T>();
     };
     TrainProgress pr;
     field("step", pr.step, "a whole number");
@@ -279,8 +274,8 @@ TrainProgress read_state(const fs::path& dir, bool need_adam_steps, std::size_t*
     field("config_hash", pr.config_hash, "a string");
     if (need_adam_steps) field("adam_steps", *adam_steps, "a whole number");
     // Added with the plateau stopping rule; checkpoints written before it have neither.
-    if (st["best_step"]) field("best_step", pr.best_step, "a whole number");
-    if (st["bad_validations"]) field("bad_validations", pr.bad_validations, "a whole number");
+    if (st.contains("best_step")) field("best_step", pr.best_step, "a whole number");
+    if (st.contains("bad_validations")) field("bad_validations", pr.bad_validations, "a whole number");
     return pr;
 }
 

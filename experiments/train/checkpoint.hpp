@@ -56,10 +56,5 @@ bool checkpoint_exists(const std::string& dir);
 // with the same sentences as load_checkpoint.
 TrainProgress verify_checkpoint(const std::string& dir, const nn::NamedParams<float>& params, bool with_optimizer);
 
-// Small JSON helpers shared by the runner (flat objects of numbers and strings).
-std::string json_escape(const std::string& s);
-// A JSON number with `decimals` digits after the point, or null when v is NaN or infinite (JSON has no
-// such numbers: a bare inf or -nan made metrics.jsonl and results.json unreadable).
-std::string json_number(double v, int decimals);
 
 }  // namespace relpos

@@ -23,6 +23,7 @@
 #include "experiments/data/batching.hpp"
 #include "experiments/eval/bleu.hpp"
 #include "experiments/data/corpus.hpp"
+#include "experiments/data/json.hpp"
 #include "experiments/cli/progress.hpp"
 #include "experiments/data/synthetic.hpp"
 #include "experiments/train/trainer.hpp"
@@ -67,7 +68,12 @@ void write_atomic(const fs::path& path, const std::string& text) {
     {
         std::ofstream f(tmp);
         f << text;
-        if (!f) throw std::runtime_error(fmt::format("cannot write {}", path.string()));
+        f.close();
+        if (!f) {
+            std::error_code ec;
+            fs::remove(tmp, ec);  // no half-written file is left behind
+            throw WriteError(fmt::format("cannot write {} (disk full?)", path.string()));
+        }
     }
     fs::rename(tmp, path);
 }
@@ -399,6 +405,14 @@ void check_results_dir(const std::string& config_path, const fs::path& exp_dir) 
     if (::access(p.c_str(), W_OK | X_OK) != 0) fail(fmt::format("{} is not writable", p.string()));
 }
 
+// The config_hash a finished run's results.json records; "" when it records none (or is not a JSON
+// object), which matches no config, so such a run is refused, never overwritten.
+std::string finished_config_hash(const fs::path& results) {
+    const Json j = Json::parse(read_text_file(results.string()), nullptr, false);
+    if (!j.is_object() || !j.contains("config_hash") || !j["config_hash"].is_string()) return "";
+    return j["config_hash"].get<std::string>();
+}
+
 // The run directory a point already has, checked before anything is printed or written: a finished
 // run must come from the same config (it is skipped, never redone); an interrupted run resumes only
 // from a complete checkpoint of the same config and model shape.
@@ -408,12 +422,12 @@ void check_existing_run(const SweepPoint& p, const fs::path& run_dir, const nn::
     std::error_code ec;
     const fs::path results = run_dir / "results.json";
     if (fs::exists(results, ec)) {
-        const std::string text = slurp(results);
-        if (text.find("\"config_hash\": \"") == std::string::npos)
+        const std::string recorded = finished_config_hash(results);
+        if (recorded.empty())
             throw ConfigError(fmt::format("{}: run {} has a results.json without a config_hash, so it cannot be matched "
                                           "to this config; move {} away (finished runs are never overwritten)",
                                           cfg.source, p.id, run_dir.string()));
-        if (text.find(fmt::format("\"config_hash\": \"{}\"", hash)) == std::string::npos)
+        if (recorded != hash)
             throw ConfigError(fmt::format(
                 "{}: run {} already finished with a different configuration; use another experiment name or move "
                 "{} away (finished runs are never overwritten)",
@@ -477,9 +491,7 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
     const std::string tag = fmt::format("run {}/{} {}: ", pc.ordinal, pc.total, pc.point->id);
     if (fs::exists(results)) {
         // A finished run is never redone or touched; a different config under the same id is an error.
-        std::ifstream f(results);
-        std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-        if (text.find(fmt::format("\"config_hash\": \"{}\"", hash)) == std::string::npos)
+        if (finished_config_hash(results) != hash)
             throw ConfigError(fmt::format(
                 "{}: run {} already finished with a different configuration; use another experiment name or move "
                 "{} away (finished runs are never overwritten)",
@@ -541,7 +553,7 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
     TrainProgress pr = outcome.progress;
     if (checkpoint_exists(best)) load_checkpoint(best, named, nullptr);
     model->eval();
-    std::string metrics_json, sig_json;
+    Json metrics = Json::object();
     std::map<std::string, std::string> sigs;
     for (const auto& split : cfg.eval.splits) {
         model->eval();  // each split from the start of the evaluation stream (randomized_eval: sample)
@@ -551,26 +563,34 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
         const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         std::string line;
         for (auto& [k, v] : m) {
-            metrics_json += fmt::format("{}    \"{}.{}\": {}", metrics_json.empty() ? "" : ",\n", split, k, json_number(v, 4));
+            metrics[split + "." + k] = json_number(v, 4);
             line += fmt::format(" {} {:.2f}", k, v);
         }
         log(fmt::format("{}:{} ({:.0f} s)", split, line, dt));
     }
     if (data.family == nn::Family::EncoderDecoder) write_attention_map(*model, data, pc.run_dir / "attention.tsv");
-    for (auto& [k, v] : sigs) sig_json += fmt::format("{}    \"{}\": \"{}\"", sig_json.empty() ? "" : ",\n", k, json_escape(v));
-    std::string labels;
-    for (auto& [k, v] : pc.point->labels)
-        labels += fmt::format("{}\"{}\": \"{}\"", labels.empty() ? "" : ", ", json_escape(k), json_escape(v));
-    const std::string json = fmt::format(
-        "{{\n  \"id\": \"{}\",\n  \"labels\": {{{}}},\n  \"metrics\": {{\n{}\n  }},\n  \"signatures\": {{\n{}\n  }},\n"
-        "  \"parameters\": {},\n  \"steps\": {},\n  \"epochs_completed\": {},\n  \"train_seconds\": {:.1f},\n"
-        "  \"best_valid_loss\": {},\n  \"best_step\": {},\n  \"stop_reason\": \"{}\",\n"
-        "  \"time_limited\": {},\n  \"seed\": {},\n  \"threads\": {},\n"
-        "  \"config_hash\": \"{}\",\n  \"commit\": \"{}\",\n  \"machine\": \"{}\",\n  \"finished\": \"{}\"\n}}\n",
-        json_escape(pc.point->id), labels, metrics_json, sig_json, model->num_parameters(), pr.step, pr.epoch,
-        pr.elapsed_seconds, json_number(pr.best_valid_loss, 6), pr.best_step, outcome.stop_reason, outcome.time_limited ? "true" : "false", cfg.seed, pc.threads, hash,
-        json_escape(source_commit()), json_escape(machine_description()), now_iso());
-    write_atomic(results, json);
+    Json labels = Json::object(), signatures = Json::object();
+    for (auto& [k, v] : pc.point->labels) labels[k] = v;
+    for (auto& [k, v] : sigs) signatures[k] = v;
+    Json json = {{"id", pc.point->id},
+                 {"labels", labels},
+                 {"metrics", metrics},
+                 {"signatures", signatures},
+                 {"parameters", model->num_parameters()},
+                 {"steps", pr.step},
+                 {"epochs_completed", pr.epoch},
+                 {"train_seconds", json_number(pr.elapsed_seconds, 1)},
+                 {"best_valid_loss", json_number(pr.best_valid_loss, 6)},
+                 {"best_step", pr.best_step},
+                 {"stop_reason", outcome.stop_reason},
+                 {"time_limited", outcome.time_limited},
+                 {"seed", cfg.seed},
+                 {"threads", pc.threads},
+                 {"config_hash", hash},
+                 {"commit", source_commit()},
+                 {"machine", machine_description()},
+                 {"finished", now_iso()}};
+    write_atomic(results, json_document(json));
     // The last checkpoint's optimiser state is only needed to resume: drop it, keep the weights.
     fs::remove_all(pc.run_dir / "checkpoints" / "last" / "optim");
     log("finished");
@@ -745,7 +765,15 @@ int run_experiment(const std::string& config_path, const std::vector<std::string
     for (auto& t : pool) t.join();
     progress.finish();
     if (failure) std::rethrow_exception(failure);
-    if (g_stop_requested.load()) return 130;
+    if (g_stop_requested.load()) {
+        // Ctrl-C stops the sweep, not a run being evaluated: a run that had finished training when it came
+        // is evaluated and written. 130 says that something is left to resume; when nothing is (the last
+        // run was being decoded), the experiment is complete and the exit code says so.
+        const bool all_done = std::all_of(points.begin(), points.end(),
+                                          [&](const SweepPoint& p) { return fs::exists(run_dir_of(p) / "results.json"); });
+        if (!all_done) return 130;
+        progress.message("interrupted, but every run had finished: nothing is left to resume");
+    }
     return worst;
 }
 

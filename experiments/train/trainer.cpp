@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "experiments/data/corpus.hpp"
+#include "experiments/data/json.hpp"
 #include "nn/optim.hpp"
 
 namespace relpos {
@@ -75,8 +77,11 @@ Trainer::Trainer(nn::Transformer<float>& model, const std::vector<Example>& trai
       config_hash_(std::move(config_hash)) {}
 
 void Trainer::append_metric(const std::string& line) {
-    std::ofstream f(fs::path(run_dir_) / "metrics.jsonl", std::ios::app);
+    const fs::path file = fs::path(run_dir_) / "metrics.jsonl";
+    std::ofstream f(file, std::ios::app);
     f << line << '\n';
+    f.close();
+    if (!f) throw WriteError(fmt::format("cannot append to {} (disk full?)", file.string()));
 }
 
 namespace {
@@ -87,9 +92,9 @@ void truncate_metrics(const fs::path& file, std::uint64_t step) {
     std::vector<std::string> keep;
     std::string line;
     while (std::getline(in, line)) {
-        auto p = line.find("\"step\": ");
-        if (p == std::string::npos) continue;
-        if (std::stoull(line.substr(p + 8)) <= step) keep.push_back(line);
+        const Json j = Json::parse(line, nullptr, false);
+        if (!j.is_object() || !j.contains("step") || !j["step"].is_number_unsigned()) continue;
+        if (j["step"].get<std::uint64_t>() <= step) keep.push_back(line);
     }
     in.close();
     const fs::path tmp = file.string() + ".tmp";
@@ -160,19 +165,22 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
         std::vector<std::pair<std::string, double>> extra;
         if (extra_) extra = extra_();
         model_.train();
-        std::string fields, said;
+        Json line = {{"step", pr.step},
+                     {"epoch", pr.batch_in_epoch == 0 ? pr.epoch : pr.epoch + 1},
+                     {"valid_loss", json_number(ev.loss, 6)},
+                     {"valid_ppl", json_number(ev.ppl, 4)},
+                     {"valid_accuracy", json_number(ev.accuracy, 5)}};
+        std::string said;
         for (auto& [k, v] : extra) {
-            fields += fmt::format(", \"{}\": {}", k, json_number(v, 4));
+            line[k] = json_number(v, 4);
             said += fmt::format(", {} {:.2f}", k, v);
         }
+        line["elapsed"] = json_number(elapsed(), 1);
         // The plateau rule: an improvement counts only when it beats the best by more than min_delta;
         // the best checkpoint follows the plain minimum.
         if (ev.loss < pr.best_valid_loss - cfg_.min_delta) pr.bad_validations = 0;
         else ++pr.bad_validations;
-        append_metric(fmt::format("{{\"step\": {}, \"epoch\": {}, \"valid_loss\": {}, \"valid_ppl\": {}, "
-                                  "\"valid_accuracy\": {}{}, \"elapsed\": {:.1f}}}",
-                                  pr.step, pr.batch_in_epoch == 0 ? pr.epoch : pr.epoch + 1, json_number(ev.loss, 6),
-                                  json_number(ev.ppl, 4), json_number(ev.accuracy, 5), fields, elapsed()));
+        append_metric(json_line(line));
         say(fmt::format("step {}: validation loss {:.4f}, perplexity {:.2f}{}{}", pr.step, ev.loss, ev.ppl, said,
                         patience > 0 ? fmt::format(" (no improvement for {}/{})", pr.bad_validations, patience)
                                      : std::string()));
@@ -237,7 +245,7 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
                                                      step, pr.epoch + 1, what, kept));
                 }
                 say(fmt::format("step {}: {}; step skipped (train.on_nonfinite: skip)", step, what));
-                append_metric(fmt::format("{{\"step\": {}, \"skipped_nonfinite\": true}}", step));
+                append_metric(json_line(Json{{"step", step}, {"skipped_nonfinite", true}}));
                 pr.batch_in_epoch = bi + 1;
                 continue;
             }
@@ -248,10 +256,13 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
             ++window_batches;
             window_tok_count += b.n_tgt_tokens;
             // One line per step: the loss curve is part of what a resumed run must reproduce exactly.
-            append_metric(fmt::format("{{\"step\": {}, \"epoch\": {}, \"train_loss\": {}, \"lr\": {:.6g}, "
-                                      "\"grad_norm\": {}, \"tokens\": {}, \"elapsed\": {:.2f}}}",
-                                      pr.step, pr.epoch + 1, json_number(lval, 6), lr, json_number(gnorm, 4),
-                                      b.n_tgt_tokens, elapsed()));
+            append_metric(json_line(Json{{"step", pr.step},
+                                         {"epoch", pr.epoch + 1},
+                                         {"train_loss", json_number(lval, 6)},
+                                         {"lr", json_significant(lr, 6)},
+                                         {"grad_norm", json_number(gnorm, 4)},
+                                         {"tokens", b.n_tgt_tokens},
+                                         {"elapsed", json_number(elapsed(), 2)}}));
             if (on_status && (pr.step % 10 == 0 || bi + 1 == plan.size())) {
                 const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - window_t0).count();
                 const double tps = dt > 0 ? double(window_tok_count) / dt : 0;
