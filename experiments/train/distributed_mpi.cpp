@@ -24,9 +24,13 @@ void wait_politely(MPI_Request& req) {
     int done = 0;
     MPI_Test(&req, &done, MPI_STATUS_IGNORE);
     while (!done) {
-        // Spin for the first 200 microseconds (a sum between ranks in step), then sleep 100 us between polls.
-        if (std::chrono::steady_clock::now() - t0 > std::chrono::microseconds(200))
-            std::this_thread::sleep_for(std::chrono::microseconds(100));
+        // For the first 20 ms, poll and yield the core between polls: each MPI_Test moves a non-blocking sum
+        // on by a round, ranks in step finish well within that, and a core shared with another process
+        // (more ranks than cores) goes to it meanwhile. Then 1 ms between polls (rank 0 validating or decoding).
+        if (std::chrono::steady_clock::now() - t0 > std::chrono::milliseconds(20))
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        else
+            std::this_thread::yield();
         MPI_Test(&req, &done, MPI_STATUS_IGNORE);
     }
 }

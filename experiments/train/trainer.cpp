@@ -131,6 +131,7 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
     const std::size_t ranks = static_cast<std::size_t>(comm.size()), rank = static_cast<std::size_t>(comm.rank());
     std::optional<GradientSum> gradient_sum;
     if (ranks > 1) gradient_sum.emplace(comm, named);
+    double sum_seconds = 0;  // in gradient sums: on the wire, or waiting for the slowest rank
 
     TrainOutcome out;
     TrainProgress& pr = out.progress;
@@ -261,9 +262,11 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
                 loss.backward();
             }
             if (gradient_sum) {  // the whole batch's gradient and loss, the same on every rank
+                const auto t0 = std::chrono::steady_clock::now();
                 std::vector<float> shares{float(lval)};
                 gradient_sum->run(shares);
                 lval = shares[0];
+                sum_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             }
             const double gnorm = cfg_.clip_norm > 0 ? nn::clip_grad_norm(named, cfg_.clip_norm) : nn::grad_norm(named);
             if (!std::isfinite(lval) || !std::isfinite(gnorm) || lval > diverged_above) {
@@ -353,6 +356,11 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
         save_last();
     }
     if (root && !checkpoint_exists(best_dir)) validate();  // e.g. epochs: 0
+    if (gradient_sum)
+        say(fmt::format("{} ranks: the gradient sums ({} buckets of at most {:.1f} MiB) took {:.1f} s of this session's "
+                        "{:.1f} s (on the wire or waiting for the slowest rank)",
+                        ranks, gradient_sum->buckets(), GradientSum::kDefaultBucketFloats * 4.0 / (1 << 20), sum_seconds,
+                        elapsed() - elapsed0));
     // The outcome below is rank 0's; the other ranks' callers do not read it.
     if (plateaued()) out.stop_reason = "plateau";
     else if (out.time_limited) out.stop_reason = "time_limit";
