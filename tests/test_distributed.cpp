@@ -152,6 +152,37 @@ TEST_CASE("distributed/gradient_sum_keeps_missing_gradients_missing", "[distribu
     REQUIRE(extras[0] == 1.5f);
 }
 
+TEST_CASE("distributed/leaf_done_fires_once_per_parameter_when_its_gradient_is_complete", "[distributed]") {
+    // w1 feeds two consumers (tanh(w1 * x) and w1 * w1), one of them late in backward; w2 one, early.
+    Var<float> x(full<float>({4}, 0.5f));
+    Var<float> w1(full<float>({4}, 0.3f), true), w2(full<float>({4}, -0.7f), true), unused(full<float>({2}, 1.0f), true);
+    std::vector<std::pair<const Node<float>*, Array<float>>> seen;
+    sum(w2 * tanh(w1 * x) + w1 * w1).backward([&](const Node<float>& p) { seen.push_back({&p, p.grad}); });
+    REQUIRE(seen.size() == 2);  // `unused` is not in the graph: never reported
+    REQUIRE(seen[0].first == w2.node().get());
+    REQUIRE(seen[1].first == w1.node().get());
+    const bool complete_w2 = seen[0].second == w2.grad(), complete_w1 = seen[1].second == w1.grad();
+    REQUIRE(complete_w2);  // complete when reported: nothing was added afterwards
+    REQUIRE(complete_w1);
+    // The gradients are backward()'s, bit for bit.
+    Var<float> v1(full<float>({4}, 0.3f), true), v2(full<float>({4}, -0.7f), true);
+    sum(v2 * tanh(v1 * x) + v1 * v1).backward();
+    const bool same1 = v1.grad() == w1.grad(), same2 = v2.grad() == w2.grad();
+    REQUIRE(same1);
+    REQUIRE(same2);
+
+    // A bucket whose parameters are all complete goes out during backward, in bucket order.
+    Var<float> a(full<float>({3}, 1.0f), true), b(full<float>({3}, 2.0f), true);
+    nn::NamedParams<float> named = {{"a", a}, {"b", b}};  // buckets: [b], then [a] (reverse order)
+    GradientSum gs(single_process(), named, 3);
+    gs.start();
+    sum(tanh(a) * b).backward([&](const Node<float>& p) { gs.leaf_done(p); });
+    std::vector<float> extras;
+    gs.finish(extras);
+    REQUIRE(gs.sent_during_backward() == 2);
+    REQUIRE(b.grad()(0) == Approx(std::tanh(1.0f)));
+}
+
 // ================================================================ under mpirun
 
 namespace {
@@ -287,7 +318,8 @@ TEST_CASE("mpi/two_ranks_match_one_process_after_100_updates", "[mpi]") {
         return n;
     };
     REQUIRE(count(b.out, "finished") == count(a.out, "finished"));
-    REQUIRE(count(b.out, "\n") == count(a.out, "\n"));
+    REQUIRE(count(b.out, "\n") == count(a.out, "\n") + 1);  // + rank 0's line on the time in gradient sums
+    REQUIRE(count(b.out, "waiting for the gradient sums") == 1);
     for (const char* f : {"checkpoints", "metrics.jsonl", ".lock"}) REQUIRE_FALSE(fs::exists(fs::path(kSrc) / f));
     const auto pa = params_of(run_a / "checkpoints" / "last"), pb = params_of(run_b / "checkpoints" / "last");
     REQUIRE(pa.size() == pb.size());

@@ -25,6 +25,7 @@ public:
 private:
     struct Done final : Pending {
         void wait() override {}
+        void poke() override {}
     };
 };
 
@@ -71,9 +72,9 @@ std::string rank_prefix() {
 // ---------------------------------------------------------------- gradients
 
 GradientSum::GradientSum(Communicator& comm, nn::NamedParams<float> params, std::size_t bucket_floats)
-    : comm_(comm), params_(std::move(params)) {
+    : comm_(comm), params_(std::move(params)), bucket_of_(params_.size()) {
     // Buckets in reverse registration order: the last layers' gradients are the first ones backward
-    // finishes, the order in which buckets would go out if the sum were overlapped with backward.
+    // completes.
     std::size_t k = params_.size();
     while (k > 0) {
         Bucket b{k, k, {}};
@@ -81,32 +82,53 @@ GradientSum::GradientSum(Communicator& comm, nn::NamedParams<float> params, std:
         while (b.first > 0 && (n == 0 || n + params_[b.first - 1].second.numel() <= bucket_floats))
             n += params_[--b.first].second.numel();
         b.buf.resize(n);
+        for (std::size_t j = b.first; j < b.last; ++j) bucket_of_[j] = buckets_.size();
         buckets_.push_back(std::move(b));
         k = buckets_.back().first;
     }
+    for (std::size_t j = 0; j < params_.size(); ++j) index_[params_[j].second.node().get()] = j;
 }
 
-void GradientSum::run(std::vector<float>& extras) {
-    std::vector<std::unique_ptr<Communicator::Pending>> pending;
-    pending.reserve(buckets_.size() + 1);
-    meta_.assign(params_.size() + extras.size(), 0.0f);
-    for (auto& b : buckets_) {
-        float* out = b.buf.data();
-        for (std::size_t k = b.first; k < b.last; ++k) {
-            const Var<float>& p = params_[k].second;
-            if (p.has_grad()) {
-                std::memcpy(out, p.grad().data(), p.numel() * sizeof(float));
-                meta_[k] = 1.0f;
-            } else {
-                std::fill(out, out + p.numel(), 0.0f);
-            }
-            out += p.numel();
+void GradientSum::start() {
+    pending_.clear();
+    meta_.assign(params_.size(), 0.0f);
+    for (auto& b : buckets_) b.missing = b.last - b.first;
+    next_ = sent_early_ = 0;
+}
+
+void GradientSum::send(Bucket& b) {
+    float* out = b.buf.data();
+    for (std::size_t k = b.first; k < b.last; ++k) {
+        const Var<float>& p = params_[k].second;
+        if (p.has_grad()) {
+            std::memcpy(out, p.grad().data(), p.numel() * sizeof(float));
+            meta_[k] = 1.0f;
+        } else {
+            std::fill(out, out + p.numel(), 0.0f);
         }
-        pending.push_back(comm_.start_sum(b.buf.data(), b.buf.size()));
+        out += p.numel();
     }
-    std::copy(extras.begin(), extras.end(), meta_.begin() + static_cast<std::ptrdiff_t>(params_.size()));
-    pending.push_back(comm_.start_sum(meta_.data(), meta_.size()));
-    for (auto& p : pending) p->wait();
+    pending_.push_back(comm_.start_sum(b.buf.data(), b.buf.size()));
+}
+
+void GradientSum::leaf_done(const Node<float>& param) {
+    const auto it = index_.find(&param);
+    if (it == index_.end()) return;  // not one of the parameters (e.g. a test's input)
+    --buckets_[bucket_of_[it->second]].missing;
+    while (next_ < buckets_.size() && buckets_[next_].missing == 0) {
+        send(buckets_[next_++]);
+        ++sent_early_;
+    }
+    for (auto& p : pending_) p->poke();
+}
+
+void GradientSum::finish(std::vector<float>& extras) {
+    while (next_ < buckets_.size()) send(buckets_[next_++]);
+    meta_.resize(params_.size());
+    meta_.insert(meta_.end(), extras.begin(), extras.end());
+    pending_.push_back(comm_.start_sum(meta_.data(), meta_.size()));
+    for (auto& p : pending_) p->wait();
+    pending_.clear();
     for (auto& b : buckets_) {
         const float* in = b.buf.data();
         for (std::size_t k = b.first; k < b.last; ++k) {
@@ -119,6 +141,11 @@ void GradientSum::run(std::vector<float>& extras) {
         }
     }
     std::copy(meta_.begin() + static_cast<std::ptrdiff_t>(params_.size()), meta_.end(), extras.begin());
+}
+
+void GradientSum::run(std::vector<float>& extras) {
+    start();
+    finish(extras);
 }
 
 // ---------------------------------------------------------------- broadcasts

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "experiments/data/example.hpp"
@@ -34,6 +35,8 @@ public:
     public:
         virtual ~Pending() = default;
         virtual void wait() = 0;
+        // Moves the sum on without waiting (an MPI implementation progresses it only inside its calls).
+        virtual void poke() = 0;
     };
     // Starts summing `n` floats over ranks in place; every rank ends with the same sums.
     virtual std::unique_ptr<Pending> start_sum(float* data, std::size_t n) = 0;
@@ -67,27 +70,45 @@ public:
 // read as in a single process).
 std::string rank_prefix();
 
-// Sums every parameter's gradient over the ranks, in buckets of about `bucket_floats` floats: bucket k+1
-// is packed while bucket k is on the wire. A parameter that has no gradient on any rank keeps none (Adam
+// Sums every parameter's gradient over the ranks, in buckets of about `bucket_floats` floats (parameters
+// in reverse order: the last layers' gradients are the first that backward completes). A bucket goes on
+// the wire as soon as backward has completed all of its parameters (`leaf_done`, from
+// Var::backward(LeafDone)), while backward goes on with the earlier layers; buckets start in the same
+// order on every rank, as MPI requires. A parameter that has no gradient on any rank keeps none (Adam
 // skips it, as in a single process); one that has a gradient on some rank gets the sum (a rank with an
 // empty share contributes zeros).
+//
+//   sum.start();  loss.backward([&](const Node<float>& p) { sum.leaf_done(p); });  sum.finish(extras);
 class GradientSum {
 public:
     static constexpr std::size_t kDefaultBucketFloats = std::size_t(1) << 20;  // 4 MiB
     GradientSum(Communicator& comm, nn::NamedParams<float> params, std::size_t bucket_floats = kDefaultBucketFloats);
-    // Sums the gradients, and `extras` (e.g. each rank's share of the loss) alongside them.
+    void start();
+    void leaf_done(const Node<float>& param);
+    // Sends what backward did not, the extras (e.g. each rank's share of the loss) with them, waits for
+    // every sum and writes the sums into the gradients (and extras).
+    void finish(std::vector<float>& extras);
+    // start() and finish(): everything sent after backward.
     void run(std::vector<float>& extras);
     std::size_t buckets() const { return buckets_.size(); }
+    // Buckets that went on the wire during backward in the last step (the rest went in finish()).
+    std::size_t sent_during_backward() const { return sent_early_; }
 
 private:
     struct Bucket {
         std::size_t first, last;  // parameters [first, last)
         std::vector<float> buf;
+        std::size_t missing = 0;  // parameters backward has not completed yet
     };
+    void send(Bucket& b);
     Communicator& comm_;
     nn::NamedParams<float> params_;
     std::vector<Bucket> buckets_;
+    std::vector<std::size_t> bucket_of_;                      // parameter -> bucket
+    std::unordered_map<const Node<float>*, std::size_t> index_;  // parameter node -> parameter
     std::vector<float> meta_;  // one has-gradient flag per parameter, then the extras
+    std::vector<std::unique_ptr<Communicator::Pending>> pending_;
+    std::size_t next_ = 0, sent_early_ = 0;  // the next bucket to send (in order)
 };
 
 // Broadcasts from rank 0: a vector's length, then its elements.

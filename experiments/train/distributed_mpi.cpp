@@ -82,6 +82,10 @@ private:
     struct Request final : Pending {
         MPI_Request req = MPI_REQUEST_NULL;
         void wait() override { wait_politely(req); }
+        void poke() override {
+            int done = 0;
+            if (req != MPI_REQUEST_NULL) MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        }
     };
     int rank_ = 0, size_ = 1;
 };

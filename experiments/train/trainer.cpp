@@ -259,12 +259,19 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
                     inject_step_ = 0;
                 }
                 lval = loss.item();
-                loss.backward();
+                if (gradient_sum) {  // each bucket of gradients is summed as soon as backward completes it
+                    gradient_sum->start();
+                    loss.backward([&](const Node<float>& p) { gradient_sum->leaf_done(p); });
+                } else {
+                    loss.backward();
+                }
+            } else if (gradient_sum) {
+                gradient_sum->start();
             }
             if (gradient_sum) {  // the whole batch's gradient and loss, the same on every rank
                 const auto t0 = std::chrono::steady_clock::now();
                 std::vector<float> shares{float(lval)};
-                gradient_sum->run(shares);
+                gradient_sum->finish(shares);
                 lval = shares[0];
                 sum_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             }
@@ -357,10 +364,11 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
     }
     if (root && !checkpoint_exists(best_dir)) validate();  // e.g. epochs: 0
     if (gradient_sum)
-        say(fmt::format("{} ranks: the gradient sums ({} buckets of at most {:.1f} MiB) took {:.1f} s of this session's "
-                        "{:.1f} s (on the wire or waiting for the slowest rank)",
-                        ranks, gradient_sum->buckets(), GradientSum::kDefaultBucketFloats * 4.0 / (1 << 20), sum_seconds,
-                        elapsed() - elapsed0));
+        say(fmt::format("{} ranks: waiting for the gradient sums after backward took {:.1f} s of this session's {:.1f} s "
+                        "(on the wire or waiting for the slowest rank; {} buckets of at most {:.1f} MiB, {} of them sent "
+                        "during backward in the last step)",
+                        ranks, sum_seconds, elapsed() - elapsed0, gradient_sum->buckets(),
+                        GradientSum::kDefaultBucketFloats * 4.0 / (1 << 20), gradient_sum->sent_during_backward()));
     // The outcome below is rank 0's; the other ranks' callers do not read it.
     if (plateaued()) out.stop_reason = "plateau";
     else if (out.time_limited) out.stop_reason = "time_limit";
