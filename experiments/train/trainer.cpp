@@ -252,6 +252,7 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
             // step, rank) so that a resume continues it; with one rank, the checkpointed stream as ever.
             if (ranks > 1) model_.dropout_rng().reseed(seed_ ^ (step * 0x9E3779B97F4A7C15ull) ^ ((rank + 1) << 48));
             double lval = 0;
+            if (gradient_sum) gradient_sum->start();
             if (b.B > 0) {  // a share is empty when the batch has fewer rows than there are ranks
                 Var<float> loss = batch_loss(model_, b, cfg_.label_smoothing, ranks > 1 ? batch_tokens : 0);
                 if (inject_step_ == step) {  // test hook: one poisoned step
@@ -259,14 +260,10 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
                     inject_step_ = 0;
                 }
                 lval = loss.item();
-                if (gradient_sum) {  // each bucket of gradients is summed as soon as backward completes it
-                    gradient_sum->start();
+                if (gradient_sum)  // each bucket of gradients is summed as soon as backward completes it
                     loss.backward([&](const Node<float>& p) { gradient_sum->leaf_done(p); });
-                } else {
+                else
                     loss.backward();
-                }
-            } else if (gradient_sum) {
-                gradient_sum->start();
             }
             if (gradient_sum) {  // the whole batch's gradient and loss, the same on every rank
                 const auto t0 = std::chrono::steady_clock::now();
