@@ -40,7 +40,7 @@ MPI_BUILD ?= build-mpi
 mpi:
 	@RELPOS_MPI=1 bash scripts/install-deps.sh
 	cmake -S . -B $(MPI_BUILD) -DCMAKE_BUILD_TYPE=Release -DRELPOS_MPI=ON
-	cmake --build $(MPI_BUILD) -j $(JOBS) --target relpos relpos_tests
+	cmake --build $(MPI_BUILD) -j $(JOBS) --target relpos relpos_tests relpos_allreduce_bench
 
 test-mpi: mpi
 	cd $(MPI_BUILD) && ctest --output-on-failure -R "distributed|mpi/" --timeout 600
