@@ -56,7 +56,7 @@ DistributedSession::DistributedSession() {
     // Without MPI, processes started by srun may be meant as independent shards (--shard); mpirun's are not.
     if (!g_mpi && env_int("OMPI_COMM_WORLD_SIZE") > 1)
         throw ConfigError(fmt::format(
-            "this relpos was built without MPI but was started as one of {} processes (mpirun or srun): each would "
+            "this relpos was built without MPI but mpirun started it as one of {} processes: each would "
             "train the whole run alone; build it with cmake -DRELPOS_MPI=ON (make mpi, docs/distributed.md) or run "
             "it without mpirun",
             ranks));
