@@ -4,7 +4,7 @@ JOBS  ?= $(shell nproc)
 CONFIG ?= configs/quickstart.yaml
 RESULTS ?= results
 
-.PHONY: all deps data build run test bench test-asan fuzz mutants clean
+.PHONY: all deps data build run test bench test-asan fuzz mutants mpi test-mpi clean
 
 all: build
 
@@ -32,6 +32,18 @@ run: deps $(BUILD)/CMakeCache.txt
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600
+
+# Data-parallel training across processes (docs/distributed.md): installs Open MPI (only here) and builds
+# with -DRELPOS_MPI=ON into build-mpi/; then `mpirun -np N build-mpi/relpos run CONFIG`. `make test-mpi` runs
+# the tests that start it under mpirun (the default suite skips them with a message).
+MPI_BUILD ?= build-mpi
+mpi:
+	@RELPOS_MPI=1 bash scripts/install-deps.sh
+	cmake -S . -B $(MPI_BUILD) -DCMAKE_BUILD_TYPE=Release -DRELPOS_MPI=ON
+	cmake --build $(MPI_BUILD) -j $(JOBS) --target relpos relpos_tests relpos_allreduce_bench
+
+test-mpi: mpi
+	cd $(MPI_BUILD) && ctest --output-on-failure -R "distributed|mpi/" --timeout 600
 
 bench: build
 	$(BUILD)/relpos_bench --threads 1
@@ -74,4 +86,4 @@ fuzz: deps
 	  -print_final_stats=1 build-fuzz/corpus-$(FUZZ_TARGET) build-fuzz/seeds-$(FUZZ_TARGET)
 
 clean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) build-asan $(MPI_BUILD)

@@ -91,6 +91,9 @@ struct CrossEntropyOptions {
     int ignore_index = -1;
     double label_smoothing = 0.0;
     bool mean = true;
+    // With mean: divide by this many tokens instead of the non-ignored targets of these logits (a
+    // data-parallel rank's share of a batch is averaged over the whole batch's tokens); 0 = count them.
+    std::size_t mean_over = 0;
 };
 template <class T>
 Var<T> cross_entropy(const Var<T>& logits, const std::vector<std::int32_t>& targets,

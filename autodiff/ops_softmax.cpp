@@ -240,6 +240,7 @@ Var<T> cross_entropy(const Var<T>& logits, const std::vector<std::int32_t>& targ
             loss += row_loss[r];
             ++count;
         }
+    if (opt.mean && opt.mean_over) count = opt.mean_over;
     const T scale = opt.mean ? (count ? T(1) / T(count) : T(0)) : T(1);
     Array<T> out = Array<T>::from_shape({});
     out() = T(loss * double(scale));

@@ -1,6 +1,7 @@
 #include "autodiff/var.hpp"
 
 #include <algorithm>
+#include <unordered_map>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -83,7 +84,20 @@ void Var<T>::backward() const {
 }
 
 template <class T>
+void Var<T>::backward(const LeafDone& on_leaf_done) const {
+    if (n_->value.size() != 1)
+        shape_fail("backward", fmt::format("without a seed needs a one-element output, got shape {}",
+                                           shape_str(shape())));
+    walk_backward(full<T>(shape(), T(1)), &on_leaf_done);
+}
+
+template <class T>
 void Var<T>::backward(const Array<T>& seed) const {
+    walk_backward(seed, nullptr);
+}
+
+template <class T>
+void Var<T>::walk_backward(const Array<T>& seed, const LeafDone* on_leaf_done) const {
     if (shape_of(seed) != shape())
         shape_fail("backward", fmt::format("seed shape {} differs from output shape {}",
                                            shape_str(shape_of(seed)), shape_str(shape())));
@@ -113,11 +127,20 @@ void Var<T>::backward(const Array<T>& seed) const {
         Array<T>& g = n_->grad_buf();
         std::transform(g.begin(), g.end(), seed.begin(), g.begin(), std::plus<T>());
     }
+    // For on_leaf_done: how many consumers of each leaf have not run their backward yet.
+    std::unordered_map<const Node<T>*, std::size_t> waiting;
+    if (on_leaf_done)
+        for (const auto& node : topo)
+            for (const auto& p : node->parents)
+                if (p && p->requires_grad && p->is_leaf()) ++waiting[p.get()];
     // Reverse topological order: a node runs after all its consumers have added their share.
     for (auto it = topo.rbegin(); it != topo.rend(); ++it) {
         Node<T>& node = **it;
         if (node.backward_fn) {
             if (node.has_grad) node.backward_fn(node);
+            if (on_leaf_done)
+                for (const auto& p : node.parents)
+                    if (p && p->requires_grad && p->is_leaf() && --waiting[p.get()] == 0) (*on_leaf_done)(*p);
             // Release this step's graph as we go: intermediate gradients, closures and the
             // references to parents. Values stay while the user holds the Var.
             node.backward_fn = nullptr;

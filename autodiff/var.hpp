@@ -88,8 +88,15 @@ public:
     // released as it is walked, so backward runs once per forward.
     void backward() const;
     void backward(const Array<T>& seed) const;
+    // backward() that also calls on_leaf_done(leaf) for each leaf needing a gradient (a parameter) as soon
+    // as every contribution to its gradient has been added, while the rest of the graph is still being
+    // walked: a data-parallel gradient sum starts there (experiments/train/distributed.hpp). The
+    // gradients are exactly those of backward().
+    using LeafDone = std::function<void(const Node<T>&)>;
+    void backward(const LeafDone& on_leaf_done) const;
 
 private:
+    void walk_backward(const Array<T>& seed, const LeafDone* on_leaf_done) const;
     NodePtr n_;
 };
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages relpos needs, only those missing. Idempotent; safe to re-run.
 # Run as root (or with sudo available). Used by `make build`, `make run`, `make test`.
+# RELPOS_MPI=1 adds Open MPI for the data-parallel build (`make mpi`, docs/distributed.md); nothing else
+# needs it.
 set -euo pipefail
 
 PKGS=(
@@ -10,6 +12,9 @@ PKGS=(
   libsentencepiece-dev zlib1g-dev nlohmann-json3-dev
   gnuplot-nox
 )
+if [ "${RELPOS_MPI:-0}" = 1 ]; then
+  PKGS+=(libopenmpi-dev openmpi-bin)
+fi
 
 missing=()
 for p in "${PKGS[@]}"; do

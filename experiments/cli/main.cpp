@@ -10,12 +10,14 @@
 #include <filesystem>
 #include <new>
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "autodiff/blas.hpp"
 #include "experiments/train/checkpoint.hpp"
+#include "experiments/train/distributed.hpp"
 #include "experiments/cli/commands.hpp"
 #include "experiments/config/config.hpp"
 #include "experiments/data/corpus.hpp"
@@ -32,6 +34,15 @@ std::string one_line(std::string s) {
         if (c == '\n' || c == '\r') c = ' ';
     while (!s.empty() && s.back() == ' ') s.pop_back();
     return s;
+}
+
+// Reports an error and returns its exit code. In a data-parallel job (docs/distributed.md) it ends every
+// rank instead: the others would otherwise wait for this one forever at their next collective.
+int fail(int code, const char* kind, const std::string& what) {
+    fmt::print(stderr, "{}: {}{}\n", kind, rank_prefix(), one_line(what));
+    std::fflush(stderr);
+    if (world().size() > 1) world().abort(code);
+    return code;
 }
 }  // namespace
 
@@ -55,6 +66,8 @@ int main(int argc, char** argv) {
                     "per thread of the config (e.g. 2 x 1 for threads: 2), or one run with all threads when there is one point")
         ->check(CLI::Range(std::size_t(1), std::size_t(4096)));
     run->add_option("--shard", shard, "run only points i, i+n, i+2n, ... (0-based i/n; e.g. a Slurm array task)");
+    run->footer("Data-parallel: mpirun -np N relpos run CONFIG trains each run on N processes with a relpos built with "
+                "cmake -DRELPOS_MPI=ON (make mpi; docs/distributed.md). --shard splits a sweep between such jobs.");
     run->add_flag("--quiet,-q", quiet, "no live progress line");
     bool list_points = false;
     run->add_flag("--list", list_points, "list the sweep points (run ids and their overrides) without running anything");
@@ -131,8 +144,10 @@ int main(int argc, char** argv) {
         fmt::print(stderr, "error: {} (relpos{} --help shows the usage)\n", one_line(e.what()), sub);
         return 2;
     }
+    std::optional<DistributedSession> mpi;  // lives until main returns: MPI_Finalize after the last collective
     try {
         if (*run) {
+            mpi.emplace();
             RunOptions ro;
             ro.jobs = jobs;
             ro.quiet = quiet;
@@ -146,30 +161,22 @@ int main(int argc, char** argv) {
         if (*norm) return cmd_normalize(norm_lang);
         if (*list) return list_keys ? cmd_list_keys() : cmd_list();
     } catch (const ConfigError& e) {
-        fmt::print(stderr, "error: {}\n", one_line(e.what()));
-        return 2;
+        return fail(2, "error", e.what());
     } catch (const nn::OptionError& e) {
-        fmt::print(stderr, "error: {}\n", one_line(e.what()));
-        return 2;
+        return fail(2, "error", e.what());
     } catch (const DataError& e) {
-        fmt::print(stderr, "error: {}\n", one_line(e.what()));
-        return 2;
+        return fail(2, "error", e.what());
     } catch (const CheckpointError& e) {
-        fmt::print(stderr, "error: {}\n", one_line(e.what()));
-        return 2;
+        return fail(2, "error", e.what());
     } catch (const WriteError& e) {  // the disk, not the input
-        fmt::print(stderr, "error: cannot write files: {}\n", one_line(e.what()));
-        return 1;
+        return fail(1, "error", std::string("cannot write files: ") + e.what());
     } catch (const std::bad_alloc&) {
-        fmt::print(stderr, "error: out of memory (a smaller model, batch_tokens or eval.batch_tokens needs less)\n");
-        return 1;
+        return fail(1, "error", "out of memory (a smaller model, batch_tokens or eval.batch_tokens needs less)");
     } catch (const std::filesystem::filesystem_error& e) {
         // The disk, not the input: full, read-only, or changed under the run.
-        fmt::print(stderr, "error: cannot read or write files: {}\n", one_line(e.what()));
-        return 1;
+        return fail(1, "error", std::string("cannot read or write files: ") + e.what());
     } catch (const std::exception& e) {
-        fmt::print(stderr, "internal error: {}\n", one_line(e.what()));
-        return 1;
+        return fail(1, "internal error", e.what());
     }
     return 0;
 }

@@ -196,4 +196,18 @@ std::vector<Example> filter_by_length(const std::vector<Example>& examples, std:
     return kept;
 }
 
+std::vector<std::size_t> batch_share(const std::vector<std::size_t>& batch, std::size_t rank, std::size_t ranks) {
+    const std::size_t base = batch.size() / ranks, extra = batch.size() % ranks;
+    const std::size_t first = rank * base + std::min(rank, extra);
+    const std::size_t n = base + (rank < extra ? 1 : 0);
+    return std::vector<std::size_t>(batch.begin() + static_cast<std::ptrdiff_t>(first),
+                                    batch.begin() + static_cast<std::ptrdiff_t>(first + n));
+}
+
+std::size_t target_tokens(const std::vector<Example>& examples, const std::vector<std::size_t>& indices, Layout layout) {
+    std::size_t n = 0;
+    for (std::size_t i : indices) n += examples[i].tgt.size() + (layout == Layout::Seq2Seq ? 1 : 0);  // + EOS
+    return n;
+}
+
 }  // namespace relpos

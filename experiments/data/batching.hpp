@@ -67,6 +67,14 @@ std::vector<std::vector<std::size_t>> plan_eval_batches(const std::vector<Exampl
 Batch make_batch(const std::vector<Example>& examples, const std::vector<std::size_t>& indices,
                  Layout layout = Layout::Seq2Seq);
 
+// Data-parallel training (docs/distributed.md): rank `rank` of `ranks` trains on a contiguous share of a
+// planned batch, the shares of all ranks partitioning it in order, their sizes differing by one at most
+// (the first B % ranks shares are one longer; a share is empty when the batch has fewer rows than ranks).
+std::vector<std::size_t> batch_share(const std::vector<std::size_t>& batch, std::size_t rank, std::size_t ranks);
+// The loss normaliser of a whole planned batch, make_batch(...).n_tgt_tokens, without building it: every
+// rank divides its share's summed loss by this.
+std::size_t target_tokens(const std::vector<Example>& examples, const std::vector<std::size_t>& indices, Layout layout);
+
 // plan_* followed by make_batch for each plan entry.
 std::vector<Batch> train_batches(const std::vector<Example>& examples, const BatchOptions& opt, std::uint64_t epoch);
 std::vector<Batch> eval_batches(const std::vector<Example>& examples, const BatchOptions& opt);

@@ -26,6 +26,7 @@
 #include "experiments/data/json.hpp"
 #include "experiments/cli/progress.hpp"
 #include "experiments/data/synthetic.hpp"
+#include "experiments/train/distributed.hpp"
 #include "experiments/train/trainer.hpp"
 
 namespace relpos {
@@ -483,6 +484,24 @@ private:
     std::string holder_;
 };
 
+// ---- data-parallel runs (docs/distributed.md). Rank 0 runs the experiment as one process would; for each
+// point it trains it sends the other ranks an order: the point's index among the selected points, the
+// vocabulary size and longest sequences (to build the same model), then the training examples (a rank
+// needs neither the data files nor the subword cache). The Trainer then sends the parameters and state
+// it starts from. {kAllDone, exit code} ends the others' loop.
+constexpr std::uint64_t kAllDone = ~std::uint64_t(0);
+
+void order_point(Communicator& comm, std::size_t index, const Dataset& data) {
+    std::vector<std::uint64_t> order{index, data.vocab, data.longest_source, data.longest_target};
+    broadcast_vector(comm, order);
+    broadcast_examples(comm, data.train);
+}
+
+void order_all_done(Communicator& comm, int code) {
+    std::vector<std::uint64_t> order{kAllDone, static_cast<std::uint64_t>(code)};
+    broadcast_vector(comm, order);
+}
+
 // Returns 0 (done or skipped), 3 (non-finite), 130 (interrupted).
 int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
     const ExperimentConfig& cfg = pc.point->config;
@@ -523,9 +542,15 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
         fs::copy_file(data.subword->model_path(), pc.run_dir / "subword.model", fs::copy_options::overwrite_existing);
 
     auto model = build_model(cfg, data.vocab, data.longest_source, data.longest_target);
-    log(fmt::format("model: {} parameters; {} thread{}", model->num_parameters(), pc.threads, pc.threads == 1 ? "" : "s"));
+    Communicator& comm = world();
+    log(fmt::format("model: {} parameters; {} thread{}{}", model->num_parameters(), pc.threads, pc.threads == 1 ? "" : "s",
+                    comm.size() > 1 ? fmt::format(" on each of {} MPI ranks", comm.size()) : ""));
     Trainer trainer(*model, data.train, data.splits.at(data.valid_split).examples, cfg.train,
                     static_cast<std::uint64_t>(cfg.seed), pc.run_dir.string(), hash);
+    if (comm.size() > 1) {
+        order_point(comm, pc.ordinal - 1, data);
+        trainer.distribute(comm);
+    }
     const auto task = make_task(cfg);
     if (cfg.train.valid_bleu)
         trainer.set_validation_extra([&] { return task->validation_metrics(*model, data, cfg); });
@@ -585,11 +610,12 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
                  {"stop_reason", outcome.stop_reason},
                  {"time_limited", outcome.time_limited},
                  {"seed", cfg.seed},
-                 {"threads", pc.threads},
-                 {"config_hash", hash},
-                 {"commit", source_commit()},
-                 {"machine", machine_description()},
-                 {"finished", now_iso()}};
+                 {"threads", pc.threads}};
+    if (comm.size() > 1) json["ranks"] = comm.size();
+    json["config_hash"] = hash;
+    json["commit"] = source_commit();
+    json["machine"] = machine_description();
+    json["finished"] = now_iso();
     write_atomic(results, json_document(json));
     // The last checkpoint's optimiser state is only needed to resume: drop it, keep the weights.
     fs::remove_all(pc.run_dir / "checkpoints" / "last" / "optim");
@@ -623,7 +649,56 @@ void link_shared_runs(const std::vector<SweepPoint>& points, const fs::path& exp
 
 }  // namespace
 
+namespace {
+
+// A rank other than 0 of a data-parallel job: trains the points rank 0 orders, writes nothing.
+int follow_orders(const std::string& config_path, const std::vector<std::string>& overrides, const RunOptions& opt) {
+    Communicator& comm = world();
+    install_stop_handlers();
+    std::vector<SweepPoint> points;
+    bool loaded = false;
+    for (;;) {
+        std::vector<std::uint64_t> order;
+        broadcast_vector(comm, order);
+        if (order.at(0) == kAllDone) return static_cast<int>(order.at(1));
+        if (!loaded) {  // only once rank 0 has found the config good, so that a bad one is reported once
+            const ExperimentConfig top = load_config(config_path, overrides);
+            points = expand_sweep(top, config_path, overrides);
+            if (opt.shard) points = select_shard(points, *opt.shard);
+            loaded = true;
+        }
+        const SweepPoint& p = points.at(order[0]);
+        blas::set_num_threads(std::max<int>(1, static_cast<int>(p.config.threads)));
+        const std::vector<Example> train = broadcast_examples(comm, {});
+        const std::vector<Example> no_validation;  // rank 0 validates
+        auto model = build_model(p.config, order[1], order[2], order[3]);
+        Trainer trainer(*model, train, no_validation, p.config.train, static_cast<std::uint64_t>(p.config.seed), "",
+                        config_hash(p.config));
+        trainer.distribute(comm);
+        try {
+            trainer.run();
+        } catch (const NonFiniteError&) {
+            // every rank sees the same summed loss and gradient; rank 0 reports the stop
+        }
+    }
+}
+
+}  // namespace
+
 int run_experiment(const std::string& config_path, const std::vector<std::string>& overrides, const RunOptions& opt) {
+    Communicator& comm = world();
+    if (comm.size() == 1) return lead_experiment(config_path, overrides, opt);
+    if (!comm.is_root()) return follow_orders(config_path, overrides, opt);
+    if (opt.jobs > 1)
+        throw ConfigError(fmt::format("--jobs {}: under MPI the {} ranks train one run at a time together; leave --jobs "
+                                      "out, or split a sweep between MPI jobs with --shard (docs/distributed.md)",
+                                      opt.jobs, comm.size()));
+    const int code = lead_experiment(config_path, overrides, opt);
+    order_all_done(comm, code);
+    return code;
+}
+
+int lead_experiment(const std::string& config_path, const std::vector<std::string>& overrides, const RunOptions& opt) {
     ExperimentConfig top = load_config(config_path, overrides);
     auto points = expand_sweep(top, config_path, overrides);
     const std::size_t total_points = points.size();
@@ -718,7 +793,9 @@ int run_experiment(const std::string& config_path, const std::vector<std::string
     // Default layout: two 1-thread runs side by side train 1.19x (sinusoidal) to 1.26x (Shaw) more tokens
     // per second than one 2-thread run on 2 cores (docs/performance.md), so by default every thread of
     // `threads` gets a run of its own while there are points enough.
-    const std::size_t wanted = opt.jobs ? opt.jobs : static_cast<std::size_t>(std::max<long>(1, top.threads));
+    // Under MPI every rank takes part in every run: one run at a time (run_experiment refuses --jobs > 1).
+    const std::size_t ranks = static_cast<std::size_t>(world().size());
+    const std::size_t wanted = ranks > 1 ? 1 : opt.jobs ? opt.jobs : static_cast<std::size_t>(std::max<long>(1, top.threads));
     const std::size_t jobs = std::max<std::size_t>(1, std::min(wanted, points.size()));
     // `threads` is what one run would use alone; --jobs N splits it between N side-by-side runs. Each
     // run sets its own count on its own thread (every calling thread owns its pool), so a sweep point's
@@ -727,11 +804,12 @@ int run_experiment(const std::string& config_path, const std::vector<std::string
         return std::max<int>(1, static_cast<int>(c.threads / static_cast<long>(jobs)));
     };
     const int threads_each = threads_for(top);
-    progress.message(fmt::format("{}: {} run(s){} with {} job(s) x {} thread(s); results in {}", top.name, points.size(),
+    progress.message(fmt::format("{}: {} run(s){} with {} job(s) x {} thread(s){}; results in {}", top.name, points.size(),
                                  opt.shard ? fmt::format(" (shard {}/{} of {})", opt.shard->index, opt.shard->count,
                                                          total_points)
                                            : "",
-                                 jobs, threads_each, exp_dir.string()));
+                                 jobs, threads_each, ranks > 1 ? fmt::format(" x {} MPI ranks", ranks) : "",
+                                 exp_dir.string()));
     for (auto& m : data_messages) progress.message(m);
 
     int worst = 0;

@@ -59,12 +59,16 @@ struct RunOptions {
 };
 
 // `relpos run`: every (selected) sweep point; finished runs are skipped, interrupted ones resumed.
-// Returns the process exit code (0 ok, 3 non-finite stop, 130 interrupted).
+// Returns the process exit code (0 ok, 3 non-finite stop, 130 interrupted). Under MPI (world() has several
+// ranks; docs/distributed.md) rank 0 does all of that and the other ranks train each run with it.
 int run_experiment(const std::string& config_path, const std::vector<std::string>& overrides, const RunOptions& opt);
 
 // Per-position accuracy in %: reference tokens (whitespace-separated) matched by the hypothesis token
 // at the same position, over all reference tokens; a short hypothesis misses its missing positions and
 // extra hypothesis tokens count as errors in the denominator (max of the two lengths per sentence).
+// run_experiment for one process, or for rank 0 of an MPI job.
+int lead_experiment(const std::string& config_path, const std::vector<std::string>& overrides, const RunOptions& opt);
+
 double token_accuracy(const std::vector<std::string>& hyps, const std::vector<std::string>& refs);
 
 // Undoes Moses' XML escapes and English apostrophe splits ("it 's" -> "it's") for 13a scoring.

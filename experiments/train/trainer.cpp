@@ -5,6 +5,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -39,6 +40,15 @@ Var<float> batch_logits(const nn::Transformer<float>& model, const Batch& b) {
     auto mask = model.padding_mask(b.src, b.B, b.Ls);
     Var<float> mem = model.encode(b.src, b.B, b.Ls, mask);
     return model.decode(b.tgt_in, b.B, b.Lt, mem, mask);
+}
+
+Var<float> batch_loss(const nn::Transformer<float>& model, const Batch& b, double label_smoothing, std::size_t mean_over) {
+    Var<float> logits = batch_logits(model, b);
+    CrossEntropyOptions o;
+    o.ignore_index = PAD_ID;
+    o.label_smoothing = label_smoothing;
+    o.mean_over = mean_over;
+    return cross_entropy(logits, b.tgt_out, o);  // mean over target tokens
 }
 
 EvalLoss evaluate_loss(const nn::Transformer<float>& model, const std::vector<Example>& data, std::size_t batch_tokens) {
@@ -77,6 +87,7 @@ Trainer::Trainer(nn::Transformer<float>& model, const std::vector<Example>& trai
       config_hash_(std::move(config_hash)) {}
 
 void Trainer::append_metric(const std::string& line) {
+    if (!comm_->is_root()) return;
     const fs::path file = fs::path(run_dir_) / "metrics.jsonl";
     std::ofstream f(file, std::ios::app);
     f << line << '\n';
@@ -119,18 +130,28 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
     nn::Adam<float> adam(named, ao);
     const fs::path ckdir = fs::path(run_dir_) / "checkpoints";
     const std::string last_dir = (ckdir / "last").string(), best_dir = (ckdir / "best").string();
-    fs::create_directories(ckdir);
+    // Data-parallel: rank 0 alone touches run_dir; every rank trains on its share of each batch.
+    Communicator& comm = *comm_;
+    const bool root = comm.is_root();
+    const std::size_t ranks = static_cast<std::size_t>(comm.size()), rank = static_cast<std::size_t>(comm.rank());
+    std::optional<GradientSum> gradient_sum;
+    if (ranks > 1) gradient_sum.emplace(comm, named);
+    double sum_seconds = 0;  // in gradient sums: on the wire, or waiting for the slowest rank
 
     TrainOutcome out;
     TrainProgress& pr = out.progress;
-    if (checkpoint_exists(last_dir) || checkpoint_exists(last_dir + ".old")) {
-        pr = load_checkpoint(last_dir, named, &adam);
-        model_.dropout_rng().set_state(pr.dropout_rng);
-        truncate_metrics(fs::path(run_dir_) / "metrics.jsonl", pr.step);
-        say(fmt::format("resuming from step {} (epoch {}, batch {})", pr.step, pr.epoch + 1, pr.batch_in_epoch));
-    } else {
-        fs::remove(fs::path(run_dir_) / "metrics.jsonl");
+    if (root) {
+        fs::create_directories(ckdir);
+        if (checkpoint_exists(last_dir) || checkpoint_exists(last_dir + ".old")) {
+            pr = load_checkpoint(last_dir, named, &adam);
+            model_.dropout_rng().set_state(pr.dropout_rng);
+            truncate_metrics(fs::path(run_dir_) / "metrics.jsonl", pr.step);
+            say(fmt::format("resuming from step {} (epoch {}, batch {})", pr.step, pr.epoch + 1, pr.batch_in_epoch));
+        } else {
+            fs::remove(fs::path(run_dir_) / "metrics.jsonl");
+        }
     }
+    if (ranks > 1) broadcast_training_state(comm, named, adam, pr);  // the same start on every rank
     pr.config_hash = config_hash_;
     model_.train();
 
@@ -152,6 +173,7 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
 
     std::uint64_t last_saved_step = pr.step;
     auto save_last = [&] {
+        if (!root) return;
         pr.dropout_rng = model_.dropout_rng().state();
         pr.elapsed_seconds = elapsed();
         save_checkpoint(last_dir, named, &adam, pr);
@@ -160,6 +182,7 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
     const std::uint64_t patience = static_cast<std::uint64_t>(cfg_.patience);
     auto plateaued = [&] { return patience > 0 && pr.bad_validations >= patience; };
     auto validate = [&] {
+        if (!root) return;  // the others learn what matters for them (a plateau) through agree() below
         model_.eval();
         EvalLoss ev = evaluate_loss(model_, valid_, static_cast<std::size_t>(cfg_.batch_tokens));
         std::vector<std::pair<std::string, double>> extra;
@@ -204,6 +227,19 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
                             "never reaches its peak; set train.warmup below the run's length",
                             cfg_.warmup, total));
     }
+    // The decisions that end or interrupt training are rank 0's (it validates and keeps the clock; a stop
+    // signal to any rank counts), and every rank acts on them at the same step. One sum of three numbers
+    // per step with several ranks; nothing with one.
+    struct Verdict {
+        bool plateau, stop_requested, time_up;
+    };
+    auto agree = [&](Verdict v) {
+        if (ranks == 1) return v;
+        double f[3] = {root && v.plateau ? 1.0 : 0.0, v.stop_requested ? 1.0 : 0.0, root && v.time_up ? 1.0 : 0.0};
+        comm.sum(f, 3);
+        return Verdict{f[0] > 0, f[1] > 0, f[2] > 0};
+    };
+    auto time_up = [&] { return cfg_.time_limit_minutes > 0 && elapsed() >= cfg_.time_limit_minutes * 60.0; };
     // A loss this far above a uniform guess (ln V nats per token) is a diverged model, not a spike.
     const double diverged_above = 10.0 * std::log(double(std::max<std::size_t>(2, model_.config().tgt_vocab)));
     bool stop = plateaued();  // a run resumed after its plateau was found trains no further
@@ -212,23 +248,38 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
         const auto plan = plan_train_batches(train_, bo, pr.epoch);
         batches_per_epoch = plan.size();
         for (std::size_t bi = pr.batch_in_epoch; bi < plan.size(); ++bi) {
-            const Batch b = make_batch(train_, plan[bi], bo.layout);
+            // With several ranks each trains on its share of the batch, its loss summed over its tokens and
+            // divided by the whole batch's: the sum over ranks of the gradients is the whole batch's gradient.
+            const Batch b = make_batch(train_, ranks > 1 ? batch_share(plan[bi], rank, ranks) : plan[bi], bo.layout);
+            const std::size_t batch_tokens = ranks > 1 ? target_tokens(train_, plan[bi], bo.layout) : b.n_tgt_tokens;
             const std::uint64_t step = pr.step + 1;
             const double lr = nn::inverse_sqrt_lr(step, model_.config().dims.d_model,
                                                   static_cast<std::size_t>(cfg_.warmup), cfg_.lr);
             adam.zero_grad();
-            Var<float> logits = batch_logits(model_, b);
-            CrossEntropyOptions o;
-            o.ignore_index = PAD_ID;
-            o.label_smoothing = cfg_.label_smoothing;
-            Var<float> loss = cross_entropy(logits, b.tgt_out, o);  // mean over target tokens
-            logits = Var<float>();
-            if (inject_step_ == step) {  // test hook: one poisoned step
-                loss.value().data()[0] = std::numeric_limits<float>::quiet_NaN();
-                inject_step_ = 0;
+            // Each rank's dropout masks (and sampled positions) come from its own stream, a function of (seed,
+            // step, rank) so that a resume continues it; with one rank, the checkpointed stream as ever.
+            if (ranks > 1) model_.dropout_rng().reseed(seed_ ^ (step * 0x9E3779B97F4A7C15ull) ^ ((rank + 1) << 48));
+            double lval = 0;
+            if (gradient_sum) gradient_sum->start();
+            if (b.B > 0) {  // a share is empty when the batch has fewer rows than there are ranks
+                Var<float> loss = batch_loss(model_, b, cfg_.label_smoothing, ranks > 1 ? batch_tokens : 0);
+                if (inject_step_ == step) {  // test hook: one poisoned step
+                    loss.value().data()[0] = std::numeric_limits<float>::quiet_NaN();
+                    inject_step_ = 0;
+                }
+                lval = loss.item();
+                if (gradient_sum)  // each bucket of gradients is summed as soon as backward completes it
+                    loss.backward([&](const Node<float>& p) { gradient_sum->leaf_done(p); });
+                else
+                    loss.backward();
             }
-            const double lval = loss.item();
-            loss.backward();
+            if (gradient_sum) {  // the whole batch's gradient and loss, the same on every rank
+                const auto t0 = std::chrono::steady_clock::now();
+                std::vector<float> shares{float(lval)};
+                gradient_sum->finish(shares);
+                lval = shares[0];
+                sum_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            }
             const double gnorm = cfg_.clip_norm > 0 ? nn::clip_grad_norm(named, cfg_.clip_norm) : nn::grad_norm(named);
             if (!std::isfinite(lval) || !std::isfinite(gnorm) || lval > diverged_above) {
                 const std::string what =
@@ -237,7 +288,7 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
                                             : fmt::format("the loss is {:.4g}, more than 10 x ln(vocabulary) = {:.1f}: "
                                                           "training diverged (lower train.lr)", lval, diverged_above);
                 if (cfg_.on_nonfinite == "stop") {
-                    const std::string kept = checkpoint_exists(last_dir)
+                    const std::string kept = root && checkpoint_exists(last_dir)
                                                  ? fmt::format("the last good checkpoint (step {}) is kept in {}", last_saved_step, last_dir)
                                                  : std::string("no checkpoint had been written yet");
                     throw NonFiniteError(fmt::format("training stopped at step {} (epoch {}): {}; {} "
@@ -252,16 +303,16 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
             adam.step(lr);
             pr.step = step;
             pr.batch_in_epoch = bi + 1;
-            pr.tokens += b.n_tgt_tokens;
+            pr.tokens += batch_tokens;
             ++window_batches;
-            window_tok_count += b.n_tgt_tokens;
+            window_tok_count += batch_tokens;
             // One line per step: the loss curve is part of what a resumed run must reproduce exactly.
             append_metric(json_line(Json{{"step", pr.step},
                                          {"epoch", pr.epoch + 1},
                                          {"train_loss", json_number(lval, 6)},
                                          {"lr", json_significant(lr, 6)},
                                          {"grad_norm", json_number(gnorm, 4)},
-                                         {"tokens", b.n_tgt_tokens},
+                                         {"tokens", batch_tokens},
                                          {"elapsed", json_number(elapsed(), 2)}}));
             if (on_status && (pr.step % 10 == 0 || bi + 1 == plan.size())) {
                 const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - window_t0).count();
@@ -279,29 +330,28 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
                 window_batches = 0;
                 window_t0 = std::chrono::steady_clock::now();
             }
-            if (cfg_.eval_every > 0 && pr.step % static_cast<std::uint64_t>(cfg_.eval_every) == 0) {
-                validate();
-                if (plateaued()) {
-                    // The validation line is written; the checkpoint after the loop records the stop.
-                    pr.batch_in_epoch = bi + 1;
-                    stop = true;
-                    break;
-                }
+            const bool validated = cfg_.eval_every > 0 && pr.step % static_cast<std::uint64_t>(cfg_.eval_every) == 0;
+            if (validated) validate();
+            const Verdict v = agree({validated && plateaued(), g_stop_requested.load(), time_up()});
+            if (v.plateau) {
+                // The validation line is written; the checkpoint after the loop records the stop.
+                pr.batch_in_epoch = bi + 1;
+                stop = true;
+                break;
             }
             // No periodic checkpoint on a step that ends the epoch or the run: the end-of-epoch validation
             // is written first and its checkpoint right after, so a kill between the two resumes from the
             // previous checkpoint and rewrites that validation line once (not twice).
-            const bool ends_here = bi + 1 == plan.size() || (step_limited && pr.step >= max_steps) ||
-                                   (cfg_.time_limit_minutes > 0 && elapsed() >= cfg_.time_limit_minutes * 60.0);
+            const bool ends_here = bi + 1 == plan.size() || (step_limited && pr.step >= max_steps) || v.time_up;
             if (!ends_here && cfg_.checkpoint_every > 0 && pr.step % static_cast<std::uint64_t>(cfg_.checkpoint_every) == 0)
                 save_last();
-            if (g_stop_requested.load()) {
+            if (v.stop_requested) {
                 save_last();
                 out.interrupted = true;
                 say(fmt::format("interrupted at step {}: checkpoint written to {}", pr.step, last_dir));
                 return out;
             }
-            if (cfg_.time_limit_minutes > 0 && elapsed() >= cfg_.time_limit_minutes * 60.0) {
+            if (v.time_up) {
                 out.time_limited = true;
                 stop = true;
                 break;
@@ -317,10 +367,17 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
             pr.batch_in_epoch = 0;
         }
         if (!by_plateau && (cfg_.eval_every == 0 || stop)) validate();
-        if (plateaued()) stop = true;
+        if (agree({plateaued(), false, false}).plateau) stop = true;
         save_last();
     }
-    if (!checkpoint_exists(best_dir)) validate();  // e.g. epochs: 0
+    if (root && !checkpoint_exists(best_dir)) validate();  // e.g. epochs: 0
+    if (gradient_sum)
+        say(fmt::format("{} ranks: waiting for the gradient sums after backward took {:.1f} s of this session's {:.1f} s "
+                        "(on the wire or waiting for the slowest rank; {} buckets of at most {:.1f} MiB, {} of them sent "
+                        "during backward in the last step)",
+                        ranks, sum_seconds, elapsed() - elapsed0, gradient_sum->buckets(),
+                        GradientSum::kDefaultBucketFloats * 4.0 / (1 << 20), gradient_sum->sent_during_backward()));
+    // The outcome below is rank 0's; the other ranks' callers do not read it.
     if (plateaued()) out.stop_reason = "plateau";
     else if (out.time_limited) out.stop_reason = "time_limit";
     else if (step_limited && pr.step >= max_steps) out.stop_reason = "max_steps";

@@ -11,6 +11,7 @@
 
 #include "experiments/data/batching.hpp"
 #include "experiments/train/checkpoint.hpp"
+#include "experiments/train/distributed.hpp"
 #include "experiments/config/config.hpp"
 #include "nn/transformer.hpp"
 
@@ -35,6 +36,12 @@ struct EvalLoss {
 Layout batch_layout(nn::Family f);
 // Logits (B, Lt, V) of a batch for any model family (teacher forcing for the decoders).
 Var<float> batch_logits(const nn::Transformer<float>& model, const Batch& b);
+
+// The training loss of a batch: cross-entropy with label smoothing, the mean over `mean_over` target tokens
+// (0: over the batch's own; a data-parallel rank's share is averaged over the whole batch's tokens, so
+// the ranks' gradients add up to the whole batch's).
+Var<float> batch_loss(const nn::Transformer<float>& model, const Batch& b, double label_smoothing,
+                      std::size_t mean_over = 0);
 
 EvalLoss evaluate_loss(const nn::Transformer<float>& model, const std::vector<Example>& data, std::size_t batch_tokens);
 
@@ -68,6 +75,10 @@ public:
     void inject_nonfinite_at(std::uint64_t step) { inject_step_ = step; }
     // Called at every validation (model in eval mode); its metrics go into the validation line.
     void set_validation_extra(ValidationExtra fn) { extra_ = std::move(fn); }
+    // Data-parallel training (docs/distributed.md): this process is one of comm.size() ranks that train the
+    // same run together, each on its share of every batch. Rank 0 alone reads and writes run_dir and
+    // validates; the others start from its parameters and state and write nothing.
+    void distribute(Communicator& comm) { comm_ = &comm; }
 
 private:
     void append_metric(const std::string& json_line);
@@ -79,6 +90,7 @@ private:
     std::string run_dir_, config_hash_;
     std::uint64_t inject_step_ = 0;
     ValidationExtra extra_;
+    Communicator* comm_ = &single_process();
 };
 
 }  // namespace relpos
