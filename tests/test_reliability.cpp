@@ -558,9 +558,10 @@ TEST_CASE("reliability/saving_a_config_does_not_change_it", "[reliability][confi
 
 TEST_CASE("reliability/killed_anywhere_resumes_bit_identical", "[reliability][resume]") {
     // tiny_copy: 36 steps in 3 epochs, a last checkpoint every 5 steps and at each epoch end, a best
-    // checkpoint when the validation loss improves (steps 12 and 36), then decoding. The kills during
-    // decoding use a test split of 1,000 examples, so that decoding lasts long enough for the signal to
-    // arrive before the run ends even on a loaded machine (with 40 it takes milliseconds).
+    // checkpoint when the validation loss improves (steps 12 and 36), then decoding. The runs that are
+    // killed decode a test split of 1,000 examples, so that a signal that arrives late on a loaded machine
+    // (the kernel merges file events a lagging reader has not read yet) still lands before the run ends:
+    // with 40 examples decoding takes milliseconds.
     const std::string long_decode = "data.synthetic.test_size=1000";
     std::map<std::string, RunOutcome> wants;  // by extra override
     std::vector<std::string> ref_dirs;
@@ -582,12 +583,12 @@ TEST_CASE("reliability/killed_anywhere_resumes_bit_identical", "[reliability][re
         std::string extra;  // an override for this moment's run and its reference
     };
     const std::vector<Kill> kills = {
-        {{"after 3 steps, before any checkpoint", "metrics.jsonl", 3}, ""},
-        {{"while the first checkpoint is written", "last.tmp", 1}, ""},
-        {{"between the renames of the epoch-end checkpoint", "last.old", 3}, ""},
-        {{"while the best checkpoint is written", "best.tmp", 1}, ""},
-        {{"while a later checkpoint is written", "last.tmp", 5}, ""},
-        {{"mid epoch 3", "metrics.jsonl", 30}, ""},
+        {{"after 3 steps, before any checkpoint", "metrics.jsonl", 3}, long_decode},
+        {{"while the first checkpoint is written", "last.tmp", 1}, long_decode},
+        {{"between the renames of the epoch-end checkpoint", "last.old", 3}, long_decode},
+        {{"while the best checkpoint is written", "best.tmp", 1}, long_decode},
+        {{"while a later checkpoint is written", "last.tmp", 5}, long_decode},
+        {{"mid epoch 3", "metrics.jsonl", 30}, long_decode},
         {{"while decoding", "hyp.val.txt", 1}, long_decode},
     };
     for (const auto& [m, extra] : kills) {
