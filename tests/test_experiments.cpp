@@ -389,6 +389,9 @@ TEST_CASE("json/numbers_strings_and_lines_are_written_right", "[json]") {
     CHECK(Json::parse(line)["label"].get<std::string>() == tricky);  // round trip
     CHECK_THROWS_WITH(parse_json_or_throw<DataError>("{\"a\": ", "x.json"),
                       Catch::StartsWith("x.json is not valid JSON (") && !Catch::Contains("[json.exception"));
+    // A number beyond a double is nlohmann's out_of_range, not a parse_error: still the one sentence
+    // (found by the checkpoint fuzzer in state.json).
+    CHECK_THROWS_AS(parse_json_or_throw<DataError>("{\"step\": 1e400}", "x.json"), DataError);
 }
 
 TEST_CASE("decode/greedy_is_beam_one_and_beam_scores_at_least_greedy", "[decode]") {
