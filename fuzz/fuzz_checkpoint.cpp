@@ -8,8 +8,6 @@
 // exception, a crash, a sanitizer report, a hang, a huge allocation -- is a bug. A load that throws must
 // leave the parameters untouched (docs/reliability.md: nothing is loaded unless everything fits).
 // fuzz/make_seeds.py writes the seed (a valid checkpoint).
-#include <unistd.h>
-
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -18,40 +16,17 @@
 #include <string>
 #include <vector>
 
+#include "fuzz/common.hpp"
 #include "experiments/train/checkpoint.hpp"
 #include "nn/optim.hpp"
 
 namespace fs = std::filesystem;
 
-namespace {
-
-char g_work_dir[] = "/tmp/relpos-fuzz-ckpt-XXXXXX";
-
-std::string work_dir() {
-    static const bool made = [] {
-        if (!mkdtemp(g_work_dir)) std::abort();
-        std::atexit([] {
-            std::error_code ec;
-            fs::remove_all(g_work_dir, ec);
-        });
-        return true;
-    }();
-    (void)made;
-    return g_work_dir;
-}
-
-[[noreturn]] void bug(const std::string& what) {
-    std::fprintf(stderr, "fuzz_checkpoint: %s\n", what.c_str());
-    std::abort();
-}
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     static const char* const kFiles[] = {"state.json",    "params/w.npy",  "params/b.npy",  "optim/w.m.npy",
                                          "optim/w.v.npy", "optim/b.m.npy", "optim/b.v.npy", "rng.npy"};
     const std::string input(reinterpret_cast<const char*>(data), size);
-    const fs::path dir = fs::path(work_dir()) / "ck";
+    const fs::path dir = fs::path(relpos::fuzz::work_dir()) / "ck";
     fs::remove_all(dir);
     fs::create_directories(dir / "params");
     fs::create_directories(dir / "optim");
@@ -80,7 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         (void)relpos::load_checkpoint(dir.string(), params, &adam);
     } catch (const relpos::CheckpointError&) {
         if (params[0].second.value() != w || params[1].second.value() != b)
-            bug("load_checkpoint threw but changed the parameters");
+            relpos::fuzz::bug("fuzz_checkpoint", "load_checkpoint threw but changed the parameters");
     }
     return 0;
 }

@@ -6,8 +6,6 @@
 // (ConfigError, nn::OptionError, DataError) are the expected outcome for most inputs; anything else --
 // another exception, a crash, a sanitizer report, a hang -- is a bug. For configs that load, the
 // resolved YAML must load back to the same config_hash (docs/configs.md, "Saved configs").
-#include <unistd.h>
-
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz/common.hpp"
 #include "experiments/config/config.hpp"
 #include "experiments/data/corpus.hpp"
 #include "experiments/config/sweep.hpp"
@@ -23,32 +22,10 @@
 
 namespace {
 
-// A private directory for the file the loader reads (load_config takes a path, not bytes), removed at
-// exit. A plain char array: it must outlive the static destructors that run before the atexit handler.
-char g_work_dir[] = "/tmp/relpos-fuzz-XXXXXX";
-
-std::string work_dir() {
-    static const bool made = [] {
-        if (!mkdtemp(g_work_dir)) std::abort();
-        std::atexit([] {
-            std::error_code ec;
-            std::filesystem::remove_all(g_work_dir, ec);
-        });
-        return true;
-    }();
-    (void)made;
-    return g_work_dir;
-}
-
 void write_file(const std::string& path, const std::string& text) {
     std::ofstream f(path, std::ios::binary | std::ios::trunc);
     f << text;
     if (!f) std::abort();
-}
-
-[[noreturn]] void bug(const std::string& what) {
-    std::fprintf(stderr, "fuzz_config: %s\n", what.c_str());
-    std::abort();
 }
 
 // Runs f; the documented user errors are fine, everything else escapes (and libFuzzer reports it).
@@ -83,7 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
     for (const auto& o : overrides) user_error_ok([&] { relpos::parse_override(o); });
 
-    const std::string path = work_dir() + "/config.yaml";
+    const std::string path = relpos::fuzz::work_dir() + "/config.yaml";
     write_file(path, yaml);
     relpos::ExperimentConfig cfg;
     if (!user_error_ok([&] { cfg = relpos::load_config(path, overrides); })) return 0;
@@ -94,22 +71,23 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (points <= 64) {
         user_error_ok([&] {
             for (const auto& p : relpos::expand_sweep(cfg, path, overrides)) {
-                if (p.id.empty()) bug("a sweep point with an empty run id");
+                if (p.id.empty()) relpos::fuzz::bug("fuzz_config", "a sweep point with an empty run id");
                 (void)relpos::config_hash(p.config);
             }
         });
     }
 
     // The resolved config loads back to the same hash (a saved run's config.yaml must be readable).
-    const std::string round = work_dir() + "/round.yaml";
+    const std::string round = relpos::fuzz::work_dir() + "/round.yaml";
     write_file(round, relpos::to_yaml(cfg));
     relpos::ExperimentConfig again;
     try {
         again = relpos::load_config(round);
     } catch (const std::exception& e) {
-        bug(std::string("to_yaml wrote a config that does not load back: ") + e.what() + "\n" + relpos::to_yaml(cfg));
+        relpos::fuzz::bug("fuzz_config", std::string("to_yaml wrote a config that does not load back: ") + e.what() +
+                                             "\n" + relpos::to_yaml(cfg));
     }
     if (relpos::config_hash(again) != relpos::config_hash(cfg))
-        bug("to_yaml round trip changed config_hash:\n" + relpos::to_yaml(cfg) + "---\n" + relpos::to_yaml(again));
+        relpos::fuzz::bug("fuzz_config", "to_yaml round trip changed config_hash:\n" + relpos::to_yaml(cfg) + "---\n" + relpos::to_yaml(again));
     return 0;
 }

@@ -9,8 +9,6 @@
 // CheckpointError, DataError: a results.json that is not a finished run's object) are the expected
 // outcome for most inputs; anything else -- another exception, a crash, a sanitizer report, a hang --
 // is a bug. The seeds are the committed results.json and metrics.jsonl files of results/.
-#include <unistd.h>
-
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +16,7 @@
 #include <fstream>
 #include <string>
 
+#include "fuzz/common.hpp"
 #include "experiments/config/config.hpp"
 #include "experiments/data/corpus.hpp"
 #include "experiments/report/report.hpp"
@@ -26,21 +25,6 @@
 namespace fs = std::filesystem;
 
 namespace {
-
-char g_work_dir[] = "/tmp/relpos-fuzz-report-XXXXXX";
-
-std::string work_dir() {
-    static const bool made = [] {
-        if (!mkdtemp(g_work_dir)) std::abort();
-        std::atexit([] {
-            std::error_code ec;
-            fs::remove_all(g_work_dir, ec);
-        });
-        return true;
-    }();
-    (void)made;
-    return g_work_dir;
-}
 
 const char* const kExperiment = R"(name: fuzz_report
 data: {task: copy, synthetic: {n_symbols: 8, train_size: 10, valid_size: 4, test_size: 4}}
@@ -62,7 +46,7 @@ report:
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string input(reinterpret_cast<const char*>(data), size);
     const auto nul = input.find('\0');
-    const fs::path dir = fs::path(work_dir()) / "exp";
+    const fs::path dir = fs::path(relpos::fuzz::work_dir()) / "exp";
     static const bool written = [&] {
         fs::create_directories(dir);
         std::ofstream(dir / "experiment.yaml") << kExperiment;
