@@ -247,6 +247,9 @@ TEST_CASE("reliability/broken_configs", "[reliability][errors]") {
         return Case{file, "run " + C + file + " results_dir=" + out + " " + extra, fragments};
     };
     auto line = [&](const std::string& file, int l) { return C + file + ":" + std::to_string(l) + ":"; };
+    const std::string links = fresh_dir("config-links"), loop = links + "/a.yaml";
+    fs::create_symlink(links + "/b.yaml", loop);
+    fs::create_symlink(loop, links + "/b.yaml");
     const std::vector<Case> cases = {
         // YAML syntax
         cfg("syntax_tab.yaml", {line("syntax_tab.yaml", 5), "invalid YAML"}),
@@ -258,6 +261,8 @@ TEST_CASE("reliability/broken_configs", "[reliability][errors]") {
         cfg("stray_comma.yaml", {line("stray_comma.yaml", 4), "invalid YAML", "',' outside any list or map"}),
         cfg("list_at_top.yaml", {line("list_at_top.yaml", 1), "must be a map"}),
         cfg("not_utf8.yaml", {C + "not_utf8.yaml line 2", "UTF-8"}),
+        cfg("nul_byte.yaml", {C + "nul_byte.yaml line 2", "NUL byte"}),  // was "unknown escape character: y"
+        cfg("deep_nesting.yaml", {C + "deep_nesting.yaml line 3", "more than 64 levels"}),  // was "bad file"
         // unknown keys
         cfg("unknown_top_key.yaml", {line("unknown_top_key.yaml", 3), "trian", "did you mean 'train'"}),
         cfg("unknown_nested_key.yaml", {line("unknown_nested_key.yaml", 5), "train.warmpu", "did you mean 'warmup'"}),
@@ -296,6 +301,9 @@ TEST_CASE("reliability/broken_configs", "[reliability][errors]") {
              {C + "results_dir_under_a_file.yaml", "results_dir", "is a file, not a directory"}},
         Case{"no such config", "run " + C + "no_such.yaml results_dir=" + out, {"no_such.yaml", "does not exist"}},
         Case{"config is a directory", "run " + C + " results_dir=" + out, {C, "directory"}},
+        Case{"config is a loop of symbolic links", "run " + loop + " results_dir=" + out, {loop, "symbolic link"}},
+        // a 300-character name: was exit code 1, "cannot read or write files: File name too long"
+        cfg("../tiny_run.yaml", {"name", "at most 100 characters", "300"}, "name=" + std::string(300, 'n')),
         // command-line overrides
         cfg("../tiny_run.yaml", {"command-line override 'train.epochs'", "key=value"}, "train.epochs"),
         cfg("../tiny_run.yaml", {"command-line override", "model.position", "not valid YAML"}, "'model.position={type: shaw'"),
@@ -328,6 +336,7 @@ TEST_CASE("reliability/broken_configs", "[reliability][errors]") {
         CHECK_FALSE(fs::exists(out));  // nothing written
     }
     CHECK_FALSE(fs::exists(kSrc + "/" + C + "results_dir_under_a_file.yaml/results"));
+    fs::remove_all(links);
 }
 
 // ================================================================ bad data files

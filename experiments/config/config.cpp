@@ -89,7 +89,13 @@ const char* kKeyExample = "a dotted key such as model.dropout or model.position[
 std::string read_text(const std::string& path) {
     namespace fs = std::filesystem;
     std::error_code ec;
-    if (!fs::exists(path, ec)) throw ConfigError(fmt::format("config file {} does not exist", path));
+    if (!fs::exists(path, ec)) {
+        if (fs::is_symlink(path, ec))  // a dangling link, or one in a loop (exists() says ELOOP)
+            throw ConfigError(fmt::format("config file {} is a symbolic link that leads nowhere (dangling, or a "
+                                          "loop of links); point it at a YAML file",
+                                          path));
+        throw ConfigError(fmt::format("config file {} does not exist", path));
+    }
     if (fs::is_directory(path, ec)) throw ConfigError(fmt::format("config file {} is a directory, not a YAML file", path));
     // Only regular files, of a config's size: /dev/zero, a FIFO or a 10 GB file would otherwise be read
     // until memory runs out (or forever).
@@ -103,6 +109,42 @@ std::string read_text(const std::string& path) {
     std::ostringstream ss;
     ss << in.rdbuf();
     std::string text = ss.str();
+    // A NUL byte is valid UTF-8 but no text: yaml-cpp reads it as a broken escape ("unknown escape character").
+    if (const auto nul = text.find('\0'); nul != std::string::npos)
+        throw ConfigError(fmt::format("config file {} line {} holds a NUL byte (a config is text; is it a binary file?)",
+                                      path, 1 + std::count(text.begin(), text.begin() + static_cast<long>(nul), '\n')));
+    // Nesting that no config needs (a relpos config nests 4 levels): yaml-cpp gives up on 100,000 levels
+    // with "bad file", and recursion that deep risks the stack. Brackets inside quotes and comments do not count.
+    {
+        constexpr int kMaxDepth = 64;
+        int depth = 0;
+        std::size_t line = 1;
+        char quote = 0;
+        bool comment = false;
+        for (std::size_t i = 0; i < text.size(); ++i) {
+            const char ch = text[i];
+            if (ch == '\n') {
+                ++line;
+                comment = false;
+                continue;
+            }
+            if (comment) continue;
+            if (quote) {
+                if (ch == quote && !(quote == '"' && i > 0 && text[i - 1] == '\\')) quote = 0;
+                continue;
+            }
+            if (ch == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t' || text[i - 1] == '\n')) comment = true;
+            else if (ch == '"' || ch == '\'') quote = ch;
+            else if (ch == '[' || ch == '{') {
+                if (++depth > kMaxDepth)
+                    throw ConfigError(fmt::format("config file {} line {} nests lists or maps more than {} levels deep (a "
+                                                  "relpos config needs 4)",
+                                                  path, line, kMaxDepth));
+            } else if ((ch == ']' || ch == '}') && depth > 0) {
+                --depth;
+            }
+        }
+    }
     // YAML is Unicode text; yaml-cpp would pass stray bytes through into names, descriptions and results.json.
     if (!is_valid_utf8(text)) {
         std::size_t line = 1, start = 0;
@@ -617,6 +659,10 @@ ExperimentConfig parse_tree(const YAML::Node& root, const std::string& file,
     ExperimentConfig c;
     c.source = file;
     c.name = top.require_string("name", "it names the results directory <results_dir>/<name>/");
+    // At most 100 characters: it names a directory, and file systems refuse names over 255 bytes.
+    if (c.name.size() > 100)
+        top.fail("name", fmt::format("must be at most 100 characters (it names the results directory), got {}",
+                                     c.name.size()));
     const bool name_ok = !c.name.empty() && c.name != "." && c.name != ".." &&
                          std::all_of(c.name.begin(), c.name.end(), [](char ch) { return is_name_char(ch) || ch == '.'; });
     if (!name_ok)
