@@ -456,6 +456,16 @@ TEST_CASE("reliability/broken_checkpoints", "[reliability][errors][checkpoint]")
          {"checkpoints/best", "no parameter 'src_embed.weight'"}},
         {"rng.npy truncated", false, [&](const fs::path& r) { truncate(r / "checkpoints/best/rng.npy", 8); },
          {"best/rng.npy", "truncated"}},
+        // was "internal error: basic_filebuf::underflow error reading the file: Is a directory"
+        {"parameter path is a directory", false,
+         [&](const fs::path& r) {
+             fs::remove(r / "checkpoints/best" / emb);
+             fs::create_directory(r / "checkpoints/best" / emb);
+         },
+         {"best/" + emb, "not a regular file"}},
+        // was "no best checkpoint yet (train the run first)", as if it had never been trained
+        {"best/state.json missing", false, [&](const fs::path& r) { fs::remove(r / "checkpoints/best/state.json"); },
+         {"checkpoints/best", "incomplete (no state.json)"}},
         {"state.json not JSON", false, [&](const fs::path& r) { spit(r / "checkpoints/best/state.json", "garbage: [\n"); },
          {"checkpoints/best", "unreadable state.json"}},
         {"state.json field missing", false, [&](const fs::path& r) { spit(r / "checkpoints/best/state.json", "{\"step\": 1}\n"); },

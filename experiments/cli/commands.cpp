@@ -56,8 +56,14 @@ LoadedRun load_run(const std::string& run_dir) {
     }
     r.model = build_model(r.cfg, r.data.vocab);
     const fs::path best = dir / "checkpoints" / "best";
-    if (!checkpoint_exists(best.string()))
+    if (!checkpoint_exists(best.string())) {
+        std::error_code ec;
+        if (fs::is_directory(best, ec))  // saved once, then damaged: not the same as never trained
+            throw CheckpointError(fmt::format("--run {}: checkpoint {} is incomplete (no state.json); train the run "
+                                              "again (move the run directory away first) or restore the file",
+                                              run_dir, best.string()));
         throw CheckpointError(fmt::format("--run {}: no best checkpoint yet (train the run first)", run_dir));
+    }
     load_checkpoint(best.string(), r.model->named_parameters(), nullptr);
     r.model->eval();
     return r;

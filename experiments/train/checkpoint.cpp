@@ -106,7 +106,16 @@ NpyHeader parse_npy_header(const std::string& path, const std::string& head, std
     return h;
 }
 
+// A .npy path must be a regular file: a directory opens as a stream and fails on the first read with
+// "basic_filebuf::underflow", which used to surface as an internal error.
+void require_regular_file(const std::string& path) {
+    std::error_code ec;
+    if (fs::exists(path, ec) && !fs::is_regular_file(path, ec))
+        throw CheckpointError(fmt::format("checkpoint file {} is not a regular file (a directory or device)", path));
+}
+
 NpyData read_raw(const std::string& path) {
+    require_regular_file(path);
     std::ifstream f(path, std::ios::binary);
     if (!f) throw CheckpointError(fmt::format("checkpoint file {} is missing", path));
     std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -121,6 +130,7 @@ NpyData read_raw(const std::string& path) {
 
 // The header only (and the file size): for checking a checkpoint without reading its data.
 NpyHeader read_npy_header(const std::string& path) {
+    require_regular_file(path);
     std::error_code ec;
     const auto size = fs::file_size(path, ec);
     if (ec) throw CheckpointError(fmt::format("checkpoint file {} is missing", path));
