@@ -6,13 +6,25 @@
 # be stopped and started again at any time; two copies of it never train the same run (each run is
 # locked while it trains). The reports are written at the end (relpos report re-renders them any time).
 #   scripts/converged.sh            # RELPOS=path/to/relpos, JOBS=N to change the defaults
+#   START_BEFORE=+90m scripts/converged.sh   # start no new run after 90 minutes (or @<unix time>); the
+#                                            # running ones finish: for a machine you hold for a while
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RELPOS=${RELPOS:-build/relpos}
 JOBS=${JOBS:-2}
 [ -x "$RELPOS" ] || make build
+deadline=()
+if [ -n "${START_BEFORE:-}" ]; then
+  # one absolute time for all three tables
+  case "$START_BEFORE" in
+    +*h) deadline=(--start-before "@$(( $(date +%s) + ${START_BEFORE:1:-1} * 3600 ))") ;;
+    +*m) deadline=(--start-before "@$(( $(date +%s) + ${START_BEFORE:1:-1} * 60 ))") ;;
+    +*s) deadline=(--start-before "@$(( $(date +%s) + ${START_BEFORE:1:-1} ))") ;;
+    *) deadline=(--start-before "$START_BEFORE") ;;
+  esac
+fi
 for t in 1 3 2; do
-  "$RELPOS" run "configs/converged/table$t.yaml" -j "$JOBS"
+  "$RELPOS" run "configs/converged/table$t.yaml" -j "$JOBS" "${deadline[@]}"
 done
 for t in 1 3 2; do
   "$RELPOS" report "results/converged_table$t"

@@ -394,6 +394,32 @@ TEST_CASE("json/numbers_strings_and_lines_are_written_right", "[json]") {
     CHECK_THROWS_AS(parse_json_or_throw<DataError>("{\"step\": 1e400}", "x.json"), DataError);
 }
 
+// --start-before: past the deadline no new run starts (the command says how many are left and exits 0),
+// before it nothing changes; a malformed time is refused up front.
+TEST_CASE("runner/start_before_starts_no_new_run_after_the_deadline", "[runner][cli]") {
+    const std::string dir = fresh_dir("start_before");
+    const std::string run = "cd '" + std::string(RELPOS_SOURCE_DIR) + "' && " + test::kRelposBin +
+                            " run tests/fixtures/tiny_copy.yaml results_dir=" + dir + " 'sweep.seeds=[1, 2]' --quiet -j 1 ";
+    const fs::path runs = fs::path(dir) / "tiny_copy" / "runs";
+    test::Cmd c = test::sh(run + "--start-before +0s");
+    INFO(c.out);
+    CHECK(c.code == 0);
+    CHECK_THAT(c.out, Catch::Contains("2 run(s) not started: --start-before had passed"));
+    CHECK_FALSE(fs::exists(runs / "seed=1" / "results.json"));
+    c = test::sh(run + "--start-before +1h");
+    CHECK(c.code == 0);
+    CHECK(fs::exists(runs / "seed=1" / "results.json"));
+    CHECK(fs::exists(runs / "seed=2" / "results.json"));
+    CHECK_THAT(c.out, !Catch::Contains("not started"));
+    for (const char* bad : {"14:00", "+5", "+m", "@", "+99999999999999h"}) {
+        c = test::sh(run + "--start-before '" + bad + "'");
+        INFO(bad);
+        CHECK(c.code == 2);
+        CHECK_THAT(c.out, Catch::Contains("--start-before") && Catch::Contains("expected +<minutes>m"));
+    }
+    fs::remove_all(dir);
+}
+
 TEST_CASE("decode/greedy_is_beam_one_and_beam_scores_at_least_greedy", "[decode]") {
     auto pf = test::positions<float>({{"shaw", {{"k", "2"}}}});
     nn::TransformerConfig tc = test::tiny_config(12);

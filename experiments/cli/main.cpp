@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <ctime>
 #include <cstdio>
 #include <filesystem>
 #include <new>
@@ -69,6 +70,10 @@ int main(int argc, char** argv) {
     run->footer("Data-parallel: mpirun -np N relpos run CONFIG trains each run on N processes with a relpos built with "
                 "cmake -DRELPOS_MPI=ON (make mpi; docs/distributed.md). --shard splits a sweep between such jobs.");
     run->add_flag("--quiet,-q", quiet, "no live progress line");
+    std::string start_before;
+    run->add_option("--start-before", start_before,
+                    "start no new run after this time, and let the running ones finish: +90m, +2h, +45s from now, or "
+                    "@<unix time> (e.g. @$(date -d 14:00 +%s)); the runs left over start when the command is run again");
     bool list_points = false;
     run->add_flag("--list", list_points, "list the sweep points (run ids and their overrides) without running anything");
 
@@ -153,6 +158,8 @@ int main(int argc, char** argv) {
             ro.quiet = quiet;
             ro.list_only = list_points;
             if (!shard.empty()) ro.shard = parse_shard(shard);
+            if (!start_before.empty())
+                ro.start_before = parse_start_before(start_before, static_cast<std::int64_t>(std::time(nullptr)));
             return run_experiment(run_config, run_overrides, ro);
         }
         if (*report) return cmd_report(report_dir);

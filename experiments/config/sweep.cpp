@@ -1,6 +1,7 @@
 #include "experiments/config/sweep.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cctype>
 #include <set>
 
@@ -191,6 +192,27 @@ Shard parse_shard(const std::string& text) {
         throw ConfigError(fmt::format("--shard '{}': the shard index must be below the count {} (shards are numbered "
                                       "0 to {})", text, s.count, s.count - 1));
     return s;
+}
+
+std::int64_t parse_start_before(const std::string& text, std::int64_t now) {
+    const std::string usage = fmt::format(
+        "--start-before '{}': expected +<minutes>m, +<hours>h, +<seconds>s (from now) or @<unix time> (e.g. "
+        "@$(date -d 14:00 +%s))", text);
+    auto number = [&](const std::string& s) {
+        if (s.empty() || s.size() > 12 ||
+            !std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+            throw ConfigError(usage);
+        return static_cast<std::int64_t>(std::stoll(s));
+    };
+    if (text.size() >= 2 && text[0] == '@') return number(text.substr(1));
+    if (text.size() >= 3 && text[0] == '+') {
+        const char unit = text.back();
+        const std::int64_t n = number(text.substr(1, text.size() - 2));
+        if (unit == 's') return now + n;
+        if (unit == 'm') return now + 60 * n;
+        if (unit == 'h') return now + 3600 * n;
+    }
+    throw ConfigError(usage);
 }
 
 std::vector<SweepPoint> select_shard(const std::vector<SweepPoint>& points, std::size_t i, std::size_t n) {

@@ -814,6 +814,7 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
 
     int worst = 0;
     std::size_t next = 0;
+    bool deadline_passed = false;  // --start-before: the points from `next` on were not started
     std::exception_ptr failure;
     auto worker = [&] {
         for (;;) {
@@ -821,6 +822,10 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
             {
                 std::lock_guard<std::mutex> lk(mu);
                 if (next >= points.size() || failure || g_stop_requested.load()) return;
+                if (opt.start_before && static_cast<std::int64_t>(std::time(nullptr)) >= *opt.start_before) {
+                    deadline_passed = true;
+                    return;
+                }
                 i = next++;
             }
             try {
@@ -843,6 +848,14 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
     for (auto& t : pool) t.join();
     progress.finish();
     if (failure) std::rethrow_exception(failure);
+    if (deadline_passed) {
+        std::size_t left = 0;
+        for (std::size_t k = next; k < points.size(); ++k) left += !fs::exists(run_dir_of(points[k]) / "results.json");
+        if (left)
+            progress.message(fmt::format("{} run(s) not started: --start-before had passed (run the same command again "
+                                         "to train them; finished runs are skipped)",
+                                         left));
+    }
     if (g_stop_requested.load()) {
         // Ctrl-C stops the sweep, not a run being evaluated: a run that had finished training when it came
         // is evaluated and written. 130 says that something is left to resume; when nothing is (the last

@@ -11,6 +11,7 @@
 //                         /log.txt         what the run printed
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -56,6 +57,8 @@ struct RunOptions {
     std::optional<Shard> shard;
     bool quiet = false;
     bool list_only = false;  // print the sweep points (ids and overrides) and stop
+    // Unix time after which no new run starts (--start-before); the running ones finish.
+    std::optional<std::int64_t> start_before;
 };
 
 // `relpos run`: every (selected) sweep point; finished runs are skipped, interrupted ones resumed.
