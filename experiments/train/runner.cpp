@@ -387,11 +387,6 @@ void write_attention_map(const nn::Transformer<float>& model, const Dataset& dat
     write_atomic(file, text);
 }
 
-std::string slurp(const fs::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
-
 // Nothing can be created under a results_dir that runs through a regular file or an unwritable
 // directory: found before the data is loaded (root ignores permissions, not file types).
 void check_results_dir(const std::string& config_path, const fs::path& exp_dir) {
@@ -594,13 +589,10 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
         log(fmt::format("{}:{} ({:.0f} s)", split, line, dt));
     }
     if (data.family == nn::Family::EncoderDecoder) write_attention_map(*model, data, pc.run_dir / "attention.tsv");
-    Json labels = Json::object(), signatures = Json::object();
-    for (auto& [k, v] : pc.point->labels) labels[k] = v;
-    for (auto& [k, v] : sigs) signatures[k] = v;
     Json json = {{"id", pc.point->id},
-                 {"labels", labels},
+                 {"labels", pc.point->labels},
                  {"metrics", metrics},
-                 {"signatures", signatures},
+                 {"signatures", sigs},
                  {"parameters", model->num_parameters()},
                  {"steps", pr.step},
                  {"epochs_completed", pr.epoch},
@@ -782,7 +774,7 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
         // committed) experiment leaves its experiment.yaml, commit line included, as it was.
         const std::string body = to_yaml(top);
         const fs::path file = exp_dir / "experiment.yaml";
-        std::string old = fs::exists(file) ? slurp(file) : std::string();
+        std::string old = fs::exists(file) ? read_text_file(file.string()) : std::string();
         const auto pos = old.find("\n# commit ");
         const auto body_at = pos == std::string::npos ? std::string::npos : old.find('\n', pos + 1);
         if (body_at == std::string::npos || old.substr(body_at + 1) != body)
