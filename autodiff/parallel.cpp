@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -14,8 +15,8 @@ namespace relpos::parallel {
 
 namespace {
 
-// A fixed set of workers; the caller runs chunk 0 itself. Workers sleep on a condition variable
-// between jobs (no spinning, so they never compete with the caller for a core while idle).
+// A fixed set of workers; the caller runs chunk 0 itself. Between jobs a worker spins briefly (see
+// kSpin), then sleeps on a condition variable, so an idle pool never holds a core for long.
 class Pool {
 public:
     ~Pool() { resize(1); }
@@ -25,7 +26,7 @@ public:
         threads_ = std::max(1, n);
         // Workers start from the current generation, so earlier jobs never look new to them and a job
         // posted before a worker gets scheduled is still seen.
-        const std::uint64_t gen = generation_;
+        const std::uint64_t gen = generation_.load();
         for (int i = 1; i < threads_; ++i) workers_.emplace_back([this, i, gen] { work(i, gen); });
     }
     int size() const { return threads_; }
@@ -40,42 +41,63 @@ public:
             std::lock_guard<std::mutex> lk(mu_);
             job_ = &job;
             chunks_ = chunks;
-            pending_ = static_cast<int>(chunks) - 1;  // chunk 0 is the caller's
-            ++generation_;
+            pending_.store(static_cast<int>(chunks) - 1, std::memory_order_relaxed);  // chunk 0 is the caller's
+            generation_.fetch_add(1, std::memory_order_release);
         }
         cv_.notify_all();
         job(0);
+        // The workers' chunks usually end about when the caller's does: wait a moment before sleeping.
+        spin_while([this] { return pending_.load(std::memory_order_acquire) != 0; });
         std::unique_lock<std::mutex> lk(mu_);
-        done_cv_.wait(lk, [this] { return pending_ == 0; });
+        done_cv_.wait(lk, [this] { return pending_.load(std::memory_order_acquire) == 0; });
         job_ = nullptr;
     }
 
 private:
+    // A worker that has just finished a job spins this long for the next one before it sleeps on the
+    // condition variable: a training step posts hundreds of small jobs back to back, and waking a
+    // sleeping thread costs tens of microseconds (on a small model, 2 threads were slower than 1).
+    // 1-thread pools have no workers and never spin.
+    static constexpr auto kSpin = std::chrono::microseconds(50);
+    template <class F>
+    static void spin_while(F&& busy) {
+        const auto until = std::chrono::steady_clock::now() + kSpin;
+        for (unsigned i = 1; busy(); ++i) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+            if (i % 64 == 0 && std::chrono::steady_clock::now() > until) return;
+        }
+    }
+
     void work(int index, std::uint64_t seen) {
         for (;;) {
+            spin_while([&] {
+                return generation_.load(std::memory_order_acquire) == seen && !quit_.load(std::memory_order_relaxed);
+            });
             const std::function<void(std::size_t)>* job;
             {
                 std::unique_lock<std::mutex> lk(mu_);
-                cv_.wait(lk, [&] { return quit_ || generation_ != seen; });
-                if (quit_) return;
-                seen = generation_;
+                cv_.wait(lk, [&] { return quit_.load() || generation_.load() != seen; });
+                if (quit_.load()) return;
+                seen = generation_.load();
                 if (!job_ || static_cast<std::size_t>(index) >= chunks_) continue;
                 job = job_;
             }
             (*job)(static_cast<std::size_t>(index));
             std::lock_guard<std::mutex> lk(mu_);
-            if (--pending_ == 0) done_cv_.notify_one();
+            if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) done_cv_.notify_one();
         }
     }
     void stop_workers() {
         {
             std::lock_guard<std::mutex> lk(mu_);
-            quit_ = true;
+            quit_.store(true);
         }
         cv_.notify_all();
         for (auto& t : workers_) t.join();
         workers_.clear();
-        quit_ = false;
+        quit_.store(false);
     }
 
     int threads_ = 1;
@@ -84,9 +106,9 @@ private:
     std::condition_variable cv_, done_cv_;
     const std::function<void(std::size_t)>* job_ = nullptr;
     std::size_t chunks_ = 0;
-    int pending_ = 0;
-    std::uint64_t generation_ = 0;
-    bool quit_ = false;
+    std::atomic<int> pending_{0};
+    std::atomic<std::uint64_t> generation_{0};  // written under mu_; read by spinning workers without it
+    std::atomic<bool> quit_{false};
 };
 
 // One pool per calling thread: the runner's --jobs threads each train a run, and each owns its
