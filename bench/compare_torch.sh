@@ -8,6 +8,7 @@
 #   bench/compare_torch.sh 1                     # 1 thread only
 #   bench/compare_torch.sh path/to/other_ref.py 1 2
 #   SHAPES="tiny tables" STEPS=3 WARMUP=1 bench/compare_torch.sh 1   # a quick check (timings meaningless)
+#   RELPOS_BENCH=build-dev/relpos_bench bench/compare_torch.sh   # another build of relpos_bench
 #
 # Threads: relpos runs its own pool with N threads (OpenBLAS single-threaded); PyTorch runs OpenBLAS at
 # N threads and ATen/OpenMP at 1 (--omp-threads 1: 2 OpenMP + 2 OpenBLAS spinning pools on 2 cores
@@ -25,7 +26,9 @@ done
 PY=/usr/bin/python3
 [ -f "$REF" ] || { echo "compare_torch.sh: $REF not found" >&2; exit 2; }
 $PY -c "import torch" 2>/dev/null || { echo "compare_torch.sh: $PY has no torch (apt-get install python3-torch python3-numpy)" >&2; exit 2; }
-[ -x build/relpos_bench ] || make build
+BENCH=${RELPOS_BENCH:-build/relpos_bench}
+if [ -z "${RELPOS_BENCH:-}" ]; then [ -x "$BENCH" ] || make build; fi
+[ -x "$BENCH" ] || { echo "compare_torch.sh: $BENCH is not an executable" >&2; exit 2; }
 
 # The shapes of relpos_bench (kShapes in bench/bench_main.cpp), flag for flag.
 declare -A FLAGS=(
@@ -78,7 +81,7 @@ for t in $THREADS; do
   for shape in $SHAPES; do
     steps=${STEPS:-10}; [ "$shape" = tiny ] && steps=${STEPS:-30}
     # relpos_bench runs abs and rel of one shape: columns shape pe params tok/s ms GFLOP/s of-peak MiB loss0
-    ours=$(build/relpos_bench --threads "$t" --only "$shape" --steps "$steps" --warmup "$WARMUP" --no-attention 2>"$err" || true)
+    ours=$("$BENCH" --threads "$t" --only "$shape" --steps "$steps" --warmup "$WARMUP" --no-attention 2>"$err" || true)
     for pe in abs rel; do
       read -r ot om ol < <(awk -v s="$shape" -v pe="$pe" '$1==s && $2==pe && NF>=9 {print $4, $8, $9}' <<<"$ours") || true
       if [ -z "${ot:-}" ]; then echo "relpos_bench failed ($shape $pe): $(tail -1 "$err")" >&2; ot=0; om=-; ol=-; fi
