@@ -57,6 +57,10 @@ template <class T> Var<T> linear(const Var<T>& x, const Var<T>& w, const Var<T>&
 // ---- shape (ops_shape.cpp)
 template <class T> Var<T> reshape(const Var<T>& a, const Shape& shape);
 template <class T> Var<T> permute(const Var<T>& a, const std::vector<std::size_t>& perm);
+// permute(reshape(a, view), perm), reshaped to out_shape (empty: the permuted view's shape), in one copy
+// instead of two or three (e.g. splitting attention heads: view (B, L, H, d), perm (0, 2, 1, 3)).
+template <class T>
+Var<T> permute_view(const Var<T>& a, const Shape& view, const std::vector<std::size_t>& perm, const Shape& out_shape = {});
 template <class T> Var<T> transpose(const Var<T>& a, long d0 = -2, long d1 = -1);
 template <class T> Var<T> slice(const Var<T>& a, long axis, std::size_t start, std::size_t end);  // [start, end)
 template <class T> Var<T> concat(const std::vector<Var<T>>& xs, long axis);

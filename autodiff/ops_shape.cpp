@@ -79,7 +79,15 @@ void permute_copy(const T* in, const Shape& in_shape, const std::vector<std::siz
 
 template <class T>
 Var<T> permute(const Var<T>& a, const std::vector<std::size_t>& perm) {
-    const Shape s = a.shape();
+    return permute_view(a, a.shape(), perm, {});
+}
+
+template <class T>
+Var<T> permute_view(const Var<T>& a, const Shape& view, const std::vector<std::size_t>& perm, const Shape& out_shape) {
+    if (numel(view) != a.numel())
+        shape_fail("permute", fmt::format("cannot view {} ({} elements) as {} ({} elements)", shape_str(a.shape()),
+                                          a.numel(), shape_str(view), numel(view)));
+    const Shape s = view;
     {
         std::vector<std::size_t> sorted = perm;
         std::sort(sorted.begin(), sorted.end());
@@ -93,12 +101,16 @@ Var<T> permute(const Var<T>& a, const std::vector<std::size_t>& perm) {
     }
     Shape os(s.size());
     for (std::size_t i = 0; i < s.size(); ++i) os[i] = s[perm[i]];
-    Array<T> out = uninit<T>(os);
+    if (!out_shape.empty() && numel(out_shape) != numel(os))
+        shape_fail("permute", fmt::format("cannot reshape the permuted {} ({} elements) to {} ({} elements)",
+                                          shape_str(os), numel(os), shape_str(out_shape), numel(out_shape)));
+    Array<T> out = uninit<T>(out_shape.empty() ? os : out_shape);
     permute_copy(a.data(), s, perm, out.data(), false);
     return make_result<T>(
         std::move(out), {a},
         [perm, os](Node<T>& self) {
-            // Inverse permutation of the gradient, accumulated into the input's gradient.
+            // Inverse permutation of the gradient (read as the permuted shape os, written in the input's
+            // layout, which the view shares), accumulated into the input's gradient.
             std::vector<std::size_t> inv(perm.size());
             for (std::size_t i = 0; i < perm.size(); ++i) inv[perm[i]] = i;
             auto [d, acc] = grad_target(*self.parents[0]);
@@ -195,6 +207,7 @@ Var<T> concat(const std::vector<Var<T>>& xs, long axis_) {
 #define RELPOS_INST(T)                                                               \
     template Var<T> reshape(const Var<T>&, const Shape&);                            \
     template Var<T> permute(const Var<T>&, const std::vector<std::size_t>&);         \
+    template Var<T> permute_view(const Var<T>&, const Shape&, const std::vector<std::size_t>&, const Shape&); \
     template Var<T> transpose(const Var<T>&, long, long);                            \
     template Var<T> slice(const Var<T>&, long, std::size_t, std::size_t);            \
     template Var<T> concat(const std::vector<Var<T>>&, long);

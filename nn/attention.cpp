@@ -49,7 +49,7 @@ MultiHeadAttention<T>::MultiHeadAttention(std::size_t d_model, std::size_t heads
 template <class T>
 Var<T> MultiHeadAttention<T>::split_heads(const Var<T>& x) const {
     const std::size_t B = x.dim(0), L = x.dim(1);
-    return permute(reshape(x, {B, L, heads_, head_dim_}), {0, 2, 1, 3});
+    return permute_view(x, {B, L, heads_, head_dim_}, {0, 2, 1, 3});  // one copy, not two
 }
 
 template <class T>
@@ -92,7 +92,7 @@ Var<T> MultiHeadAttention<T>::forward(const Var<T>& x, const Var<T>& kv, const A
     Var<T> out = matmul(attn, v);  // (B, H, Lq, d)
     for (auto& h : hooks)
         if (Var<T> o = h->output_term(attn, q_offset); o.defined()) out = out + o;
-    out = reshape(permute(out, {0, 2, 1, 3}), {B, Lq, d_model_});  // (B, Lq, D)
+    out = permute_view(out, out.shape(), {0, 2, 1, 3}, {B, Lq, d_model_});  // (B, Lq, D)
     return out_proj->forward(out);
 }
 

@@ -55,9 +55,9 @@ public:
         if (!is_identity(map_)) {  // z_i += sum_j a_ij a^V_ij, one (Lq, Lk) x (Lk, d) product per head and query
             const std::size_t B = attn.dim(0), H = attn.dim(1), lq = attn.dim(2), lk = attn.dim(3);
             const Var<T> E = gathered(rel_v, lq, lk, q_offset);  // (H*Lq, Lk, d)
-            const Var<T> a = reshape(permute(attn, {1, 2, 0, 3}), {H * lq, B, lk});
+            const Var<T> a = permute_view(attn, attn.shape(), {1, 2, 0, 3}, {H * lq, B, lk});
             const std::size_t d = E.dim(2);
-            return permute(reshape(matmul(a, E), {H, lq, B, d}), {2, 0, 1, 3});
+            return permute_view(matmul(a, E), {H, lq, B, d}, {2, 0, 1, 3});
         }
         return rel_values(attn, rel_v, o_.k, q_offset);  // (B, H, Lq, d)
     }
@@ -91,8 +91,8 @@ private:
     Var<T> mapped_logits(const Var<T>& q, std::size_t lk, std::size_t q_offset) const {
         const std::size_t B = q.dim(0), H = q.dim(1), lq = q.dim(2), d = q.dim(3);
         const Var<T> E = gathered(rel_k, lq, lk, q_offset);
-        const Var<T> qr = reshape(permute(q, {1, 2, 0, 3}), {H * lq, B, d});
-        return permute(reshape(matmul(qr, E, false, true), {H, lq, B, lk}), {2, 0, 1, 3});
+        const Var<T> qr = permute_view(q, q.shape(), {1, 2, 0, 3}, {H * lq, B, d});
+        return permute_view(matmul(qr, E, false, true), {H, lq, B, lk}, {2, 0, 1, 3});
     }
 
     ShawOptions o_;

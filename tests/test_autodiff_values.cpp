@@ -131,6 +131,38 @@ TEST_CASE("values/dropout", "[values]") {
     REQUIRE(same_mask);
 }
 
+TEST_CASE("values/dropout_mask_is_four_16_bit_slices_per_draw", "[values]") {
+    // The documented mask: draw k's 16-bit slices j = 0..3 (low first) decide elements 4k + j, kept when
+    // the slice is >= round(p * 65536); a tail shorter than 4 uses the low slices of one more draw.
+    for (std::size_t n : {1, 4, 7, 10, 4099}) {
+        const double p = 0.3;
+        Var<float> a(full<float>({n}, 1.f), true);
+        Rng rng(17), ref(17);
+        auto y = dropout(a, p, rng, true);
+        const std::uint32_t thresh = static_cast<std::uint32_t>(p * 65536.0 + 0.5);
+        std::uint64_t r = 0;
+        for (std::size_t i = 0; i < n; ++i, r >>= 16) {
+            if (i % 4 == 0) r = ref.next_u64();
+            const bool keep = (r & 0xffff) >= thresh;
+            REQUIRE(y.value()[i] == (keep ? 1.f / 0.7f : 0.f));
+        }
+        REQUIRE(rng.next_u64() == ref.next_u64());  // the same number of draws
+    }
+}
+
+TEST_CASE("values/permute_view_is_one_copy_of_reshape_then_permute", "[values]") {
+    Array<double> x = uninit<double>({2, 3, 4});
+    for (std::size_t i = 0; i < x.size(); ++i) x.data()[i] = double(i) * 0.5 - 3;
+    V a(x);
+    // split heads: (B, L, H*d) viewed as (B, L, H, d), heads first
+    require_close(permute_view(a, {2, 3, 2, 2}, {0, 2, 1, 3}).value(),
+                  permute(reshape(a, {2, 3, 2, 2}), {0, 2, 1, 3}).value(), 0);
+    // merge heads: (B, H, L, d) -> (B, L, H, d) -> (B, L, H*d)
+    V h = permute(reshape(a, {2, 3, 2, 2}), {0, 2, 1, 3});
+    require_close(permute_view(h, h.shape(), {0, 2, 1, 3}, {2, 3, 4}).value(), x, 0);
+    REQUIRE(permute_view(h, h.shape(), {0, 2, 1, 3}, {2, 3, 4}).shape() == Shape{2, 3, 4});
+}
+
 TEST_CASE("engine/gradients_accumulate_and_zero_grad", "[engine]") {
     V a(arr({2}, {1, 2}), true);
     sum(a * a).backward();
@@ -181,6 +213,10 @@ TEST_CASE("errors/shape_mismatch_names_op_and_shapes", "[errors]") {
     CHECK_THAT(m, Catch::Contains("mul") && Catch::Contains("(2, 3)") && Catch::Contains("(4, 5)"));
     m = msg([&] { reshape(a, {5}); });
     CHECK_THAT(m, Catch::Contains("reshape") && Catch::Contains("(2, 3)") && Catch::Contains("(5,)"));
+    m = msg([&] { permute_view(a, {5}, {0}); });
+    CHECK_THAT(m, Catch::Contains("permute") && Catch::Contains("(2, 3)") && Catch::Contains("(5,)"));
+    m = msg([&] { permute_view(a, {3, 2}, {1, 0}, {7}); });
+    CHECK_THAT(m, Catch::Contains("permute") && Catch::Contains("(2, 3)") && Catch::Contains("(7,)"));
     m = msg([&] { concat<double>({a, b}, 0); });
     CHECK_THAT(m, Catch::Contains("concat") && Catch::Contains("(2, 3)") && Catch::Contains("(4, 5)"));
     V g(zeros<double>({4})), be(zeros<double>({4}));

@@ -112,6 +112,13 @@ std::vector<OpRow> op_table() {
     row("reshape", "(2,3,4) -> (6,4), used twice", {{{2, 3, 4}}},
         [](auto& x) { return reshape(x[0], {6, 4}) * reshape(x[0], {6, 4}); });
     row("permute", "(2,0,1)", {{{2, 3, 4}}}, [](auto& x) { return permute(x[0], {2, 0, 1}); });
+    row("permute_view", "split heads: (2,3,4) as (2,3,2,2), (0,2,1,3), used twice", {{{2, 3, 4}}},
+        [](auto& x) {
+            return permute_view(x[0], {2, 3, 2, 2}, {0, 2, 1, 3}) * permute_view(x[0], {2, 3, 2, 2}, {0, 2, 1, 3});
+        },
+        {}, "permute");
+    row("permute_view", "merge heads: (2,2,3,2), (0,2,1,3) -> (2,3,4)", {{{2, 2, 3, 2}}},
+        [](auto& x) { return permute_view(x[0], {2, 2, 3, 2}, {0, 2, 1, 3}, {2, 3, 4}); }, {}, "permute");
     row("transpose", "axes 0 and 2", {{{2, 3, 4}}}, [](auto& x) { return transpose(x[0], 0, 2); }, {}, "permute");
     row("transpose", "last two axes (default)", {{{2, 3, 4}}}, [](auto& x) { return transpose(x[0]); }, {}, "permute");
     row("slice", "middle axis [1, 4)", {{{3, 5, 2}}}, [](auto& x) { return slice(x[0], 1, 1, 4); });
