@@ -549,6 +549,17 @@ TEST_CASE("report/learning_curves_average_seeds_per_row", "[report]") {
     const std::string gp = read("learning_curves.gp");
     CHECK_THAT(gp, Catch::Contains("title 'k=0 (n=1)'") && Catch::Contains("title 'k=16 (n=3)'"));
     CHECK_THAT(gp, Catch::Contains("lc rgb '#0072B2'") && Catch::Contains("lc rgb '#D55E00'"));  // one colour per row
+    // a title with a quote is escaped for gnuplot (it used to end the string and break the script),
+    // and the explanation goes on a second line of the title
+    fs::remove_all(dir + "/fixture_k/plots");
+    t.title = "Shaw's clipping";
+    t.plots = {"learning_curves", "metric_vs_row"};
+    render_plots(dir + "/fixture_k", t, &note);
+    CHECK_THAT(read("learning_curves.gp"),
+               Catch::Contains("title 'Shaw''s clipping' . \"\\n\" . 'mean over seeds, band = lowest to highest seed"));
+    CHECK_THAT(read("metric_vs_row.gp"), Catch::Contains("set title 'Shaw''s clipping'"));
+    CHECK(fs::file_size(dir + "/fixture_k/plots/learning_curves.png") > 0);
+    CHECK(fs::file_size(dir + "/fixture_k/plots/metric_vs_row.png") > 0);
     // report.plots picks the plots: only BLEU vs k here
     fs::remove_all(dir + "/fixture_k/plots");
     t.plots = {"metric_vs_row"};

@@ -179,6 +179,17 @@ std::string cell_text(const Stats& s) {
 
 bool have_gnuplot() { return std::system("command -v gnuplot > /dev/null 2>&1") == 0; }
 
+// Text for a single-quoted gnuplot string: a quote is written twice (a title such as "Shaw's table"
+// would otherwise end the string and break the script).
+std::string gq(const std::string& text) {
+    std::string out;
+    for (char c : text) {
+        out += c;
+        if (c == '\'') out += '\'';
+    }
+    return out;
+}
+
 void run_gnuplot(const fs::path& script) {
     const std::string cmd = fmt::format("gnuplot '{}' > /dev/null 2>&1", script.string());
     if (std::system(cmd.c_str()) != 0)
@@ -752,7 +763,7 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
             valid_plot += fmt::format("{}'{}' using 1:3:4 with filledcurves fs transparent solid 0.15 noborder lc rgb '{}' notitle, "
                                       "'{}' using 1:2 with lines lw 2 lc rgb '{}' title '{} (n={})', "
                                       "'{}' using 1:2 with points pt 7 ps 0.9 lc rgb '{}' notitle",
-                                      valid_plot.empty() ? "" : ", ", vd.string(), col, vd.string(), col, order[gi],
+                                      valid_plot.empty() ? "" : ", ", vd.string(), col, vd.string(), col, gq(order[gi]),
                                       cs.size(), sd.string(), col);
             train_plot += fmt::format("{}'{}' using 1:3:4 with filledcurves fs transparent solid 0.15 noborder lc rgb '{}' notitle, "
                                       "'{}' using 1:2 with lines lw 2 lc rgb '{}' notitle",
@@ -762,13 +773,13 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
             const fs::path s = pdir / "learning_curves.gp";
             const bool bleu = !bleu_plot.empty();
             std::ofstream(s) << fmt::format(
-                "set terminal pngcairo size 900,{} noenhanced\nset output '{}'\nset multiplot layout {},1 title '{}' font ',10'\n"
+                "set terminal pngcairo size 900,{} noenhanced\nset output '{}'\nset multiplot layout {},1 title '{}' . \"\\n\" . '{}' font ',10'\n"
                 "set grid\nset key top right\nset xlabel 'update'\nset ylabel 'training loss (label-smoothed)'\n"
                 "plot {}\n"
                 "set ylabel 'validation loss (nats/token)'\nset key top right\n"
                 "plot {}\n{}unset multiplot\n",
                 bleu ? 1250 : 900, (pdir / "learning_curves.png").string(), bleu ? 3 : 2,
-                t.title + ": mean over seeds, band = lowest to highest seed, dot = where a run stopped",
+                gq(t.title), "mean over seeds, band = lowest to highest seed, dot = where a run stopped",
                 train_plot.empty() ? "NaN notitle" : train_plot, valid_plot,
                 bleu ? fmt::format("set ylabel 'validation BLEU (greedy, tokenized)'\nplot {}\n", bleu_plot) : std::string());
             run_gnuplot(s);
@@ -798,15 +809,15 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
                 xtics += fmt::format("{}\"{}\" {}", xtics.empty() ? "" : ", ", r, std::strtod(r.c_str(), nullptr) + 1);
         std::string ref;
         if (!t.reference.empty())
-            ref = fmt::format("set ytics nomirror\nset y2tics\nset y2label '{} (right axis)'\n", t.reference_title);
+            ref = fmt::format("set ytics nomirror\nset y2tics\nset y2label '{} (right axis)'\n", gq(t.reference_title));
         const fs::path s = pdir / "metric_vs_row.gp";
         std::ofstream(s) << fmt::format(
             "set terminal pngcairo size 800,550 noenhanced\nset output '{}'\nset title '{}'\nset xlabel '{}{}'\nset ylabel '{}'\n"
             "set grid\nset key bottom right\nset offsets graph 0.05, graph 0.05, graph 0.05, graph 0.05\n{}{}plot '{}' using ($1+{}):2:3 "
             "with yerrorlines title 'relpos (mean ± sd over seeds)'{}\n",
-            (pdir / "metric_vs_row.png").string(), t.title, t.rows_key, logx ? " (log scale)" : "", m,
+            (pdir / "metric_vs_row.png").string(), gq(t.title), gq(t.rows_key), logx ? " (log scale)" : "", gq(m),
             logx ? fmt::format("set logscale x 2\nset xtics ({})\n", xtics) : "", ref, d.string(), logx ? 1 : 0,
-            t.reference.empty() ? "" : fmt::format(", '' using ($1+{}):4 with linespoints axes x1y2 title '{}'", logx ? 1 : 0, t.reference_title));
+            t.reference.empty() ? "" : fmt::format(", '' using ($1+{}):4 with linespoints axes x1y2 title '{}'", logx ? 1 : 0, gq(t.reference_title)));
         if (!t.compare_title.empty()) {
             // The other experiment's series, appended to the plot command written above.
             const fs::path cd = pdir / "metric_vs_row.compare.dat";
@@ -883,7 +894,7 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
                     const char* colour = colours[i++ % (sizeof colours / sizeof *colours)];
                     plot += fmt::format("{}'{}' using 1:3:4 with filledcurves fc rgb '{}' fs transparent solid 0.12 notitle, "
                                         "'' using 1:2 with linespoints lc rgb '{}' lw 2 pt 7 ps 0.7 title '{}'",
-                                        plot.empty() ? "" : ", ", d.string(), colour, colour, row);
+                                        plot.empty() ? "" : ", ", d.string(), colour, colour, gq(row));
                 }
                 if (plot.empty()) continue;
                 const bool ppl = what.find("ppl") != std::string::npos;
@@ -902,8 +913,8 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
                 std::ofstream(sfile) << fmt::format(
                     "set terminal pngcairo size 1000,720 noenhanced\nset output '{}'\nset title '{}'\nset xlabel "
                     "'length{}'\nset ylabel '{}'\n{}{}{}set grid\nset key below font ',9' maxrows 5\nplot {}\n",
-                    (pdir / (stem + ".png")).string(), title, logx ? " (log scale)" : "",
-                    what + " (mean ± sd over seeds)", logx ? "set logscale x 2\n" : "", ppl ? "set logscale y\n" : "",
+                    (pdir / (stem + ".png")).string(), gq(title), logx ? " (log scale)" : "",
+                    gq(what) + " (mean ± sd over seeds)", logx ? "set logscale x 2\n" : "", ppl ? "set logscale y\n" : "",
                     extra, plot);
                 run_gnuplot(sfile);
                 made.push_back((pdir / (stem + ".png")).string());

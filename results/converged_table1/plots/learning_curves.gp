@@ -1,6 +1,6 @@
 set terminal pngcairo size 900,900 noenhanced
 set output 'results/converged_table1/plots/learning_curves.png'
-set multiplot layout 2,1 title 'Table 1 at convergence: absolute vs relative position representations: mean over seeds, band = lowest to highest seed, dot = where a run stopped' font ',10'
+set multiplot layout 2,1 title 'Table 1 at convergence: absolute vs relative position representations' . "\n" . 'mean over seeds, band = lowest to highest seed, dot = where a run stopped' font ',10'
 set grid
 set key top right
 set xlabel 'update'
