@@ -394,6 +394,30 @@ TEST_CASE("json/numbers_strings_and_lines_are_written_right", "[json]") {
     CHECK_THROWS_AS(parse_json_or_throw<DataError>("{\"step\": 1e400}", "x.json"), DataError);
 }
 
+// A seq2seq split asked only for teacher-forced metrics (loss, ppl) is scored without decoding it.
+TEST_CASE("runner/loss_only_evaluation_decodes_nothing", "[runner][e2e]") {
+    const std::string dir = fresh_dir("loss_only");
+    const std::string run = "cd '" + std::string(RELPOS_SOURCE_DIR) + "' && " + test::kRelposBin +
+                            " run tests/fixtures/tiny_copy.yaml results_dir=" + dir +
+                            " 'sweep.seeds=[1]' train.epochs=1 --quiet -j 1 ";
+    const fs::path r = fs::path(dir) / "tiny_copy" / "runs" / "seed=1";
+    test::Cmd c = test::sh(run + "'eval.metrics=[loss, ppl]'");
+    INFO(c.out);
+    REQUIRE(c.code == 0);
+    const std::string results = slurp(r / "results.json");
+    CHECK_THAT(results, Catch::Contains("\"test.loss\"") && Catch::Contains("\"test.ppl\""));
+    CHECK_THAT(results, !Catch::Contains("accuracy"));
+    CHECK_FALSE(fs::exists(r / "hyp.test.txt"));
+    CHECK_THAT(slurp(r / "log.txt"), Catch::Contains("loss only, nothing to decode"));
+    // with a metric that needs the output, the split is decoded as before
+    fs::remove_all(dir);
+    c = test::sh(run + "'eval.metrics=[loss, accuracy]'");
+    REQUIRE(c.code == 0);
+    CHECK(fs::exists(r / "hyp.test.txt"));
+    CHECK_THAT(slurp(r / "results.json"), Catch::Contains("\"test.accuracy\""));
+    fs::remove_all(dir);
+}
+
 // --start-before: past the deadline no new run starts (the command says how many are left and exits 0),
 // before it nothing changes; a malformed time is refused up front.
 TEST_CASE("runner/start_before_starts_no_new_run_after_the_deadline", "[runner][cli]") {

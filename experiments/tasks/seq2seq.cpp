@@ -1,6 +1,7 @@
 // The encoder-decoder tasks: Multi30k translation and the synthetic sequence-to-sequence tasks
 // (experiments/data/synthetic.hpp). Both decode every split with beam search and score the hypotheses with
 // BLEU and exact-match metrics (runner.hpp: translate_split, score_split).
+#include <algorithm>
 #include <unistd.h>
 
 #include <filesystem>
@@ -27,6 +28,13 @@ public:
     std::map<std::string, double> evaluate(const EvalRequest& r) const override {
         const auto& es = r.data.splits.at(r.split);
         const DecodeOptions dopt = decode_options(r.cfg.eval);
+        // loss and ppl are teacher-forced: a split asked for nothing else is not decoded (no hyp file)
+        const bool decode = std::any_of(r.cfg.eval.metrics.begin(), r.cfg.eval.metrics.end(),
+                                        [](const std::string& m) { return m != "loss" && m != "ppl"; });
+        if (!decode) {
+            if (r.log) r.log(fmt::format("scoring {} ({} sentences; loss only, nothing to decode)", r.split, es.examples.size()));
+            return score_split(r.model, r.data, es, {}, r.cfg, r.signatures);
+        }
         if (r.log)
             r.log(fmt::format("decoding {} ({} sentences, beam {}, alpha {})", r.split, es.examples.size(), dopt.beam,
                               dopt.alpha));
