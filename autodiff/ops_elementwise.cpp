@@ -86,6 +86,18 @@ inline T apply(BinOp op, T x, T y) {
     }
 }
 
+// Calls body(f) with f the op as a function object, so that each loop is compiled (and vectorised) for
+// one op instead of switching on the op per element.
+template <class T, class Body>
+inline void with_op(BinOp op, Body&& body) {
+    switch (op) {
+        case BinOp::Add: body([](T x, T y) { return x + y; }); break;
+        case BinOp::Sub: body([](T x, T y) { return x - y; }); break;
+        case BinOp::Mul: body([](T x, T y) { return x * y; }); break;
+        default: body([](T x, T y) { return x / y; }); break;
+    }
+}
+
 template <class T>
 Var<T> binary(const Var<T>& a, const Var<T>& b, BinOp op) {
     const Shape sa = a.shape(), sb = b.shape();
@@ -96,16 +108,22 @@ Var<T> binary(const Var<T>& a, const Var<T>& b, BinOp op) {
     T* po = out.data();
     const std::size_t n = out.size();
     if (sa == so && sb == so) {
-        parallel::parallel_for(n, kGrain, [&](std::size_t i0, std::size_t i1) {
-            for (std::size_t i = i0; i < i1; ++i) po[i] = apply(op, pa[i], pb[i]);
+        with_op<T>(op, [&](auto f) {
+            parallel::parallel_for(n, kGrain, [&](std::size_t i0, std::size_t i1) {
+                for (std::size_t i = i0; i < i1; ++i) po[i] = f(pa[i], pb[i]);
+            });
         });
     } else if (sa == so && b.numel() == 1) {
         const T y = pb[0];
-        for (std::size_t i = 0; i < n; ++i) po[i] = apply(op, pa[i], y);
+        with_op<T>(op, [&](auto f) {
+            for (std::size_t i = 0; i < n; ++i) po[i] = f(pa[i], y);
+        });
     } else if (sa == so && is_suffix(sb, so)) {
         const std::size_t inner = b.numel();
-        for (std::size_t r = 0; r < n / inner; ++r)
-            for (std::size_t j = 0; j < inner; ++j) po[r * inner + j] = apply(op, pa[r * inner + j], pb[j]);
+        with_op<T>(op, [&](auto f) {
+            for (std::size_t r = 0; r < n / inner; ++r)
+                for (std::size_t j = 0; j < inner; ++j) po[r * inner + j] = f(pa[r * inner + j], pb[j]);
+        });
     } else {
         for_each_broadcast(so, sa, sb, [&](std::size_t o, std::size_t i, std::size_t j) {
             po[o] = apply(op, pa[i], pb[j]);
