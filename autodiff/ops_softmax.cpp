@@ -123,6 +123,24 @@ Var<T> log_softmax(const Var<T>& a, long axis, const Array<T>* mask) {
     return softmax_impl(a, axis, mask, true);
 }
 
+namespace {
+// max over x[0, n), -inf when n = 0: 16 running maxima, then theirs. The same value as a max taken in
+// order (a NaN is skipped either way, like std::max(mx, v); and +0 / -0 give the same exp(y - mx)).
+template <class T>
+T row_max(const T* x, std::size_t n) {
+    constexpr std::size_t W = 16;
+    T m[W];
+    for (auto& v : m) v = -std::numeric_limits<T>::infinity();
+    std::size_t j = 0;
+    for (; j + W <= n; j += W)
+        for (std::size_t w = 0; w < W; ++w) m[w] = x[j + w] > m[w] ? x[j + w] : m[w];
+    T mx = -std::numeric_limits<T>::infinity();
+    for (std::size_t w = 0; w < W; ++w) mx = m[w] > mx ? m[w] : mx;
+    for (; j < n; ++j) mx = x[j] > mx ? x[j] : mx;
+    return mx;
+}
+}  // namespace
+
 template <class T>
 Var<T> attention_softmax(const Var<T>& logits, const Array<T>* key_padding, const Array<T>* attn, bool causal,
                          std::size_t q_offset) {
@@ -149,14 +167,16 @@ Var<T> attention_softmax(const Var<T>& logits, const Array<T>* key_padding, cons
             const std::size_t n = causal ? std::min(Lk, q_offset + i + 1) : Lk;
             const T* kp = key_padding ? key_padding->data() + b * Lk : nullptr;
             const T* am = attn ? attn->data() + i * Lk : nullptr;
-            T mx = ninf;
-            for (std::size_t j = 0; j < n; ++j) {
-                T v = xr[j];
-                if (kp) v += kp[j];
-                if (am) v += am[j];
-                yr[j] = v;
-                mx = std::max(mx, v);
-            }
+            // masked logits, then their maximum (a max is exact in any order: it runs over 16 lanes)
+            if (kp && am)
+                for (std::size_t j = 0; j < n; ++j) yr[j] = xr[j] + kp[j] + am[j];
+            else if (kp)
+                for (std::size_t j = 0; j < n; ++j) yr[j] = xr[j] + kp[j];
+            else if (am)
+                for (std::size_t j = 0; j < n; ++j) yr[j] = xr[j] + am[j];
+            else
+                std::copy_n(xr, n, yr);
+            const T mx = row_max(yr, n);
             if (mx == ninf) {  // fully blocked row
                 std::fill(yr, yr + Lk, T(0));
                 continue;
