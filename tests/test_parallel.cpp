@@ -1,6 +1,8 @@
 // The thread pool: ranges are covered exactly once, split gemms and kernels agree with the
 // single-threaded ones, and the same thread count gives bit-identical numbers.
 #include <atomic>
+#include <chrono>
+#include <thread>
 
 #include "autodiff/parallel.hpp"
 #include "nn/optim.hpp"
@@ -51,6 +53,30 @@ TEST_CASE("parallel/parallel_for_covers_each_index_once", "[parallel]") {
         });
         for (std::size_t i = 0; i < n; ++i) REQUIRE(hits[i] == 1);
     }
+}
+
+// Jobs posted back to back (workers catch the next one while spinning) and with pauses longer than the
+// spin (workers asleep on the condition variable), from two calling threads with pools of their own:
+// every job's range is covered exactly once and nothing hangs.
+TEST_CASE("parallel/jobs_back_to_back_and_after_pauses_from_two_callers", "[parallel]") {
+    auto caller = [](int seed, std::atomic<long>* bad) {
+        parallel::set_num_threads(3);
+        std::vector<int> hits(97);
+        for (int job = 0; job < 6000; ++job) {
+            std::fill(hits.begin(), hits.end(), 0);
+            parallel::parallel_for(hits.size(), 8, [&](std::size_t a, std::size_t b) {
+                for (std::size_t i = a; i < b; ++i) hits[i]++;
+            });
+            for (int h : hits) *bad += h != 1;
+            if ((job + seed) % 500 == 0) std::this_thread::sleep_for(std::chrono::microseconds(300));
+        }
+        parallel::set_num_threads(1);
+    };
+    std::atomic<long> bad{0};
+    std::thread t1(caller, 0, &bad), t2(caller, 250, &bad);
+    t1.join();
+    t2.join();
+    REQUIRE(bad == 0);
 }
 
 TEST_CASE("parallel/split_gemm_matches_single_thread", "[parallel]") {
