@@ -186,6 +186,20 @@ TEST_CASE("run_store/a_point_two_experiments_ask_for_is_trained_once", "[e2e][ru
     CHECK(fs::canonical(fs::path(dir) / "second/runs/seed=3") == shared);
     auto rep = sh(kBin + " report " + dir + "/second");
     CHECK(rep.code == 0);
+    // an experiment whose sweep names the same point by another key (rows model.position.k, as the
+    // converged Table 2 reads Table 1's Shaw k = 16 runs): the shared run fills its row under this
+    // experiment's name and labels (it was shown as "–" under the trainer's labels)
+    auto pos = sh(kBin + " run " + kTiny + " results_dir=" + dir + " name=by_position run_store=" + store +
+                  " train.epochs=1 'sweep.grid={seed: [3], model.position: [{type: shaw, k: 2}]}' --quiet");
+    REQUIRE(pos.code == 0);
+    auto k = sh(kBin + " run " + kTiny + " results_dir=" + dir + " name=by_k run_store=" + store +
+                " train.epochs=1 'sweep.grid={seed: [3], model.position.k: [2]}' report.rows=model.position.k");
+    INFO(k.out);
+    REQUIRE(k.code == 0);
+    CHECK_THAT(k.out, Catch::Contains("finished earlier, skipped"));
+    auto krep = sh(kBin + " report " + dir + "/by_k");
+    REQUIRE(krep.code == 0);
+    CHECK_THAT(slurp(fs::path(dir) / "by_k/report.md"), Catch::Matches("[\\s\\S]*\\| 2 \\| [0-9.]+ \\(n=1\\)[\\s\\S]*"));
     // a different config is a different run
     auto c = sh(kBin + " run " + kTiny + " results_dir=" + dir + " name=third run_store=" + store + " train.epochs=2 --quiet");
     REQUIRE(c.code == 0);

@@ -350,13 +350,21 @@ ReportTables build_report(const std::string& dir_in) {
     t.title = cfg.report.title.empty() ? cfg.name : cfg.report.title;
     t.description = cfg.description;
     auto runs = read_runs(dir);
-    // A run shared through run_store carries the labels of the experiment that trained it;
-    // this experiment's own sweep names its rows, so its labels win wherever a run id is one of its points.
+    // A run shared through run_store carries the id and labels of the experiment that trained it (Table 1's
+    // "seed=1_position=type-shaw-k-16" seen from Table 2, whose rows are model.position.k). This
+    // experiment's own sweep names its rows: the link in runs/ has the name of this experiment's point,
+    // and that point's id and labels win.
     try {
         std::map<std::string, std::map<std::string, std::string>> own;
         for (const auto& p : expand_sweep(cfg, (dir / "experiment.yaml").string(), {}, flags)) own[p.id] = p.labels;
-        for (auto& r : runs)
-            if (auto it = own.find(r.id); it != own.end()) r.labels = it->second;
+        for (auto& r : runs) {
+            auto it = own.find(r.dir.filename().string());
+            if (it == own.end()) it = own.find(r.id);
+            if (it != own.end()) {
+                r.id = it->first;
+                r.labels = it->second;
+            }
+        }
     } catch (const std::exception&) {
         // an experiment.yaml from an older relpos whose sweep no longer expands: keep the recorded labels
     }
@@ -792,14 +800,22 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
     if (numeric && !t.metrics.empty() && wanted("metric_vs_row")) {
         const std::string m = t.metrics.front();
         const fs::path d = pdir / "metric_vs_row.dat";
+        std::size_t points = 0, ref_points = 0;  // rows with a finished run; of them, rows with a paper value
         {
             std::ofstream out(d);
             for (auto& r : t.rows) {
                 const Stats& s = t.cells.at({r, t.cols.front(), m});
                 auto it = t.reference.find(r);
-                if (s.n) out << r << " " << s.mean << " " << s.std << " " << (it == t.reference.end() ? "NaN" : fmt::format("{}", it->second)) << "\n";
+                if (!s.n) continue;
+                ++points;
+                if (it != t.reference.end()) ++ref_points;
+                out << r << " " << s.mean << " " << s.std << " " << (it == t.reference.end() ? "NaN" : fmt::format("{}", it->second)) << "\n";
             }
         }
+        if (points == 0) {  // gnuplot refuses an empty data file: nothing to draw yet
+            fs::remove(d);
+            if (note) *note += std::string(note->empty() ? "" : "; ") + "metric_vs_row: no row has a finished run yet, plot skipped";
+        } else {
         bool logx = true;
         for (auto& r : t.rows) logx = logx && std::strtod(r.c_str(), nullptr) >= 0;
         // A log axis at value + 1 (so that k = 0 fits), labelled with the values themselves.
@@ -808,7 +824,7 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
             for (auto& r : t.rows)
                 xtics += fmt::format("{}\"{}\" {}", xtics.empty() ? "" : ", ", r, std::strtod(r.c_str(), nullptr) + 1);
         std::string ref;
-        if (!t.reference.empty())
+        if (ref_points)  // (an axis whose every point is undefined is a gnuplot error)
             ref = fmt::format("set ytics nomirror\nset y2tics\nset y2label '{} (right axis)'\n", gq(t.reference_title));
         const fs::path s = pdir / "metric_vs_row.gp";
         std::ofstream(s) << fmt::format(
@@ -817,8 +833,11 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
             "with yerrorlines title 'relpos (mean ± sd over seeds)'{}\n",
             (pdir / "metric_vs_row.png").string(), gq(t.title), gq(t.rows_key), logx ? " (log scale)" : "", gq(m),
             logx ? fmt::format("set logscale x 2\nset xtics ({})\n", xtics) : "", ref, d.string(), logx ? 1 : 0,
-            t.reference.empty() ? "" : fmt::format(", '' using ($1+{}):4 with linespoints axes x1y2 title '{}'", logx ? 1 : 0, gq(t.reference_title)));
-        if (!t.compare_title.empty()) {
+            !ref_points ? "" : fmt::format(", '' using ($1+{}):4 with linespoints axes x1y2 title '{}'", logx ? 1 : 0, gq(t.reference_title)));
+        std::size_t compare_points = 0;
+        for (auto& r : t.rows)
+            if (auto c = t.compare_cells.find({r, m}); c != t.compare_cells.end() && c->second.n) ++compare_points;
+        if (!t.compare_title.empty() && compare_points) {
             // The other experiment's series, appended to the plot command written above.
             const fs::path cd = pdir / "metric_vs_row.compare.dat";
             {
@@ -840,6 +859,7 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
         }
         run_gnuplot(s);
         made.push_back((pdir / "metric_vs_row.png").string());
+        }
     }
     // 3. metric against length: the metrics written <split>.<metric>@<n> (perplexity by evaluation window,
     //    accuracy by input length), one line per row with a band of ± one sd over seeds; one plot per
