@@ -1,0 +1,10 @@
+set terminal pngcairo size 1000,720 noenhanced
+set output 'results/lm_extrapolation/plots/metric_vs_length.test.ppl.png'
+set title 'test.ppl'
+set xlabel 'length (log scale)'
+set ylabel 'ppl (mean ± sd over seeds)'
+set logscale x 2
+set logscale y
+set grid
+set key below font ',9' maxrows 5
+plot 'results/lm_extrapolation/plots/metric_vs_length.test.ppl._type__none_.dat' using 1:3:4 with filledcurves fc rgb '#1f77b4' fs transparent solid 0.12 notitle, '' using 1:2 with linespoints lc rgb '#1f77b4' lw 2 pt 7 ps 0.7 title '{type: none}', 'results/lm_extrapolation/plots/metric_vs_length.test.ppl._type__sinusoidal_.dat' using 1:3:4 with filledcurves fc rgb '#d62728' fs transparent solid 0.12 notitle, '' using 1:2 with linespoints lc rgb '#d62728' lw 2 pt 7 ps 0.7 title '{type: sinusoidal}', 'results/lm_extrapolation/plots/metric_vs_length.test.ppl._type__learned__max_len__64_.dat' using 1:3:4 with filledcurves fc rgb '#2ca02c' fs transparent solid 0.12 notitle, '' using 1:2 with linespoints lc rgb '#2ca02c' lw 2 pt 7 ps 0.7 title '{type: learned, max_len: 64}', 'results/lm_extrapolation/plots/metric_vs_length.test.ppl._type__shaw__k__16_.dat' using 1:3:4 with filledcurves fc rgb '#ff7f0e' fs transparent solid 0.12 notitle, '' using 1:2 with linespoints lc rgb '#ff7f0e' lw 2 pt 7 ps 0.7 title '{type: shaw, k: 16}', 'results/lm_extrapolation/plots/metric_vs_length.test.ppl._type__rope_.dat' using 1:3:4 with filledcurves fc rgb '#9467bd' fs transparent solid 0.12 notitle, '' using 1:2 with linespoints lc rgb '#9467bd' lw 2 pt 7 ps 0.7 title '{type: rope}', 'results/lm_extrapolation/plots/metric_vs_length.test.ppl._type__alibi_.dat' using 1:3:4 with filledcurves fc rgb '#8c564b' fs transparent solid 0.12 notitle, '' using 1:2 with linespoints lc rgb '#8c564b' lw 2 pt 7 ps 0.7 title '{type: alibi}', 'results/lm_extrapolation/plots/metric_vs_length.test.ppl._type__t5_.dat' using 1:3:4 with filledcurves fc rgb '#e377c2' fs transparent solid 0.12 notitle, '' using 1:2 with linespoints lc rgb '#e377c2' lw 2 pt 7 ps 0.7 title '{type: t5}'
