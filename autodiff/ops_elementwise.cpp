@@ -76,16 +76,6 @@ const char* bin_name(BinOp op) {
     }
 }
 
-template <class T>
-inline T apply(BinOp op, T x, T y) {
-    switch (op) {
-        case BinOp::Add: return x + y;
-        case BinOp::Sub: return x - y;
-        case BinOp::Mul: return x * y;
-        default: return x / y;
-    }
-}
-
 // Calls body(f) with f the op as a function object, so that each loop is compiled (and vectorised) for
 // one op instead of switching on the op per element.
 template <class T, class Body>
@@ -125,8 +115,8 @@ Var<T> binary(const Var<T>& a, const Var<T>& b, BinOp op) {
                 for (std::size_t j = 0; j < inner; ++j) po[r * inner + j] = f(pa[r * inner + j], pb[j]);
         });
     } else {
-        for_each_broadcast(so, sa, sb, [&](std::size_t o, std::size_t i, std::size_t j) {
-            po[o] = apply(op, pa[i], pb[j]);
+        with_op<T>(op, [&](auto f) {
+            for_each_broadcast(so, sa, sb, [&](std::size_t o, std::size_t i, std::size_t j) { po[o] = f(pa[i], pb[j]); });
         });
     }
 
