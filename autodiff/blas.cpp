@@ -5,6 +5,7 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -82,6 +83,53 @@ void gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, double 
 
 const char* core_name() { return openblas_get_corename(); }
 
+std::string core_type_notice() {
+    const char* set = std::getenv("OPENBLAS_CORETYPE");
+    if (!set || std::getenv("RELPOS_NO_REEXEC")) return {};  // relpos's own choice is no news
+    const char* better = better_core_type(set, cpu_features());
+    if (!better) return {};
+    return std::string("note: OPENBLAS_CORETYPE=") + set + " in the environment holds OpenBLAS to older kernels than "
+           "this CPU runs (" + better + "): training is slower (1.5x on an AMD EPYC Zen 5, docs/performance.md) and "
+           "rounds differently; unset it unless you want these kernels";
+}
+
+namespace {
+// Instruction-set tier of an OpenBLAS kernel family (openblas_get_corename(), any case): 0 SSE, 1 AVX,
+// 2 AVX2 + FMA, 3 AVX-512; -1 for a name not listed (left alone).
+int core_tier(std::string name) {
+    for (auto& c : name) c = char(std::tolower(static_cast<unsigned char>(c)));
+    static const char* const tiers[][12] = {
+        {"prescott", "core2", "penryn", "dunnington", "nehalem", "atom", "opteron", "opteron_sse3", "barcelona",
+         "bobcat", "nano", nullptr},
+        {"sandybridge", "bulldozer", "piledriver", "steamroller", nullptr},
+        {"haswell", "zen", "excavator", nullptr},
+        {"skylakex", "cooperlake", "sapphirerapids", nullptr},
+    };
+    for (int t = 0; t < 4; ++t)
+        for (const char* const* n = tiers[t]; *n; ++n)
+            if (name == *n) return t;
+    return -1;
+}
+}  // namespace
+
+const char* better_core_type(const std::string& chosen, const CpuFeatures& cpu) {
+    const int have = core_tier(chosen);
+    if (have < 0) return nullptr;  // a family this table does not know: trust OpenBLAS
+    if (cpu.avx512 && have < 3) return cpu.avx512_bf16 ? "Cooperlake" : "SkylakeX";
+    if (cpu.avx2_fma && have < 2) return "Haswell";
+    return nullptr;
+}
+
+CpuFeatures cpu_features() {
+    __builtin_cpu_init();  // libgcc's answers include the OS's support for the AVX / AVX-512 state
+    CpuFeatures f;
+    f.avx2_fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    f.avx512 = f.avx2_fma && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+    f.avx512_bf16 = f.avx512 && __builtin_cpu_supports("avx512bf16");
+    return f;
+}
+
 void tune_process(char** argv) {
     mallopt(M_MMAP_THRESHOLD, 1 << 30);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
@@ -91,19 +139,11 @@ void tune_process(char** argv) {
     // kernel, against 85 thousand on the main thread).
     mallopt(M_ARENA_MAX, 1);
     if (std::getenv("OPENBLAS_CORETYPE") || std::getenv("RELPOS_NO_REEXEC")) return;
-    const std::string core = openblas_get_corename();
-    if (core != "Prescott" && core != "prescott" && core != "Core2" && core != "core2" && core != "Nehalem" &&
-        core != "nehalem")
-        return;
-    __builtin_cpu_init();
-    // Only kernels this CPU can run: SkylakeX needs AVX-512F, Haswell AVX2 and FMA3.
-    const char* want = __builtin_cpu_supports("avx512f")                                    ? "SkylakeX"
-                       : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? "Haswell"
-                                                                                          : nullptr;
+    const char* want = better_core_type(openblas_get_corename(), cpu_features());
     if (!want || !argv || !argv[0]) return;
     setenv("OPENBLAS_CORETYPE", want, 1);
     setenv("RELPOS_NO_REEXEC", "1", 1);
-    execv("/proc/self/exe", argv);  // returns only on failure: carry on with the slow kernels
+    execv("/proc/self/exe", argv);  // returns only on failure: carry on with the kernels OpenBLAS chose
 }
 
 // OpenBLAS itself stays single-threaded; relpos's pool splits the work (see parallel.hpp).

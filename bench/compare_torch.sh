@@ -41,11 +41,13 @@ for shape in $SHAPES; do
   [ -n "${FLAGS[$shape]+x}" ] || { echo "compare_torch.sh: unknown shape '$shape' (tiny, small, base-short, tables)" >&2; exit 2; }
 done
 
-# The machine, and the OpenBLAS kernels. OpenBLAS misdetects some (virtual) CPUs and falls back to its
-# SSE3 kernels (Prescott; Core2 and Nehalem are as slow). relpos corrects that itself (blas::tune_process
-# in autodiff/blas.cpp): only on such a fallback, and only to kernels this CPU can run (SkylakeX needs
-# avx512f, Haswell avx2 and fma). The same rule here, so that PyTorch gets the same kernels; a core type
-# the caller set in OPENBLAS_CORETYPE is left alone (relpos leaves it alone too).
+# The machine, and the OpenBLAS kernels. OpenBLAS misdetects some (virtual) CPUs and falls back to an
+# older kernel family (SSE3 Prescott; Core2 and Nehalem are as slow). relpos corrects that itself
+# (blas::better_core_type in autodiff/blas.cpp): only when OpenBLAS's family is of an older
+# instruction-set tier than the CPU runs, and only to kernels this CPU can run (SkylakeX needs AVX-512
+# F/BW/DQ/VL, Cooperlake also AVX512_BF16, Haswell AVX2 and FMA). The same rule here, so that PyTorch
+# gets the same kernels; a core type the caller set in OPENBLAS_CORETYPE is left alone (relpos leaves it
+# alone too), with a note when it is older than what the CPU runs.
 FLAGS_LINE=$(grep -m1 '^flags' /proc/cpuinfo || true)
 has() { grep -qw "$1" <<<"$FLAGS_LINE"; }
 yn() { has "$1" && echo yes || echo no; }
@@ -54,19 +56,35 @@ echo "machine: ${MODEL:-unknown CPU}, $(nproc) cores, avx512f $(yn avx512f), avx
 CORENAME='import ctypes
 l = ctypes.CDLL("libopenblas.so.0"); l.openblas_get_corename.restype = ctypes.c_char_p
 print(l.openblas_get_corename().decode())'
+tier() {  # the instruction-set tier of a kernel family, as core_tier in autodiff/blas.cpp; -1 unknown
+  case "${1,,}" in
+    prescott|core2|penryn|dunnington|nehalem|atom|opteron|opteron_sse3|barcelona|bobcat|nano) echo 0 ;;
+    sandybridge|bulldozer|piledriver|steamroller) echo 1 ;;
+    haswell|zen|excavator) echo 2 ;;
+    skylakex|cooperlake|sapphirerapids) echo 3 ;;
+    *) echo -1 ;;
+  esac
+}
+better() {  # the family relpos would switch to from $1 on this CPU, or nothing
+  local t; t=$(tier "$1")
+  [ "$t" -ge 0 ] || return 0
+  if has avx2 && has fma && has avx512f && has avx512bw && has avx512dq && has avx512vl && [ "$t" -lt 3 ]; then
+    if has avx512_bf16; then echo Cooperlake; else echo SkylakeX; fi
+  elif has avx2 && has fma && [ "$t" -lt 2 ]; then
+    echo Haswell
+  fi
+}
 if [ -n "${OPENBLAS_CORETYPE:-}" ]; then
   export OPENBLAS_CORETYPE
   echo "OpenBLAS: OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE set by the caller, used by both sides"
+  b=$(better "$OPENBLAS_CORETYPE")
+  [ -z "$b" ] || echo "OpenBLAS: note: this CPU runs newer kernels ($b); unset OPENBLAS_CORETYPE to measure with them"
 else
   detected=$(env -u OPENBLAS_CORETYPE $PY -c "$CORENAME" 2>/dev/null || echo unknown)
-  want=""
-  case "${detected,,}" in
-    prescott|core2|nehalem)
-      if has avx512f; then want=SkylakeX; elif has avx2 && has fma; then want=Haswell; fi ;;
-  esac
+  want=$(better "$detected")
   if [ -n "$want" ]; then
     export OPENBLAS_CORETYPE=$want
-    echo "OpenBLAS: detects $detected (a fallback to SSE3 kernels); both sides run with OPENBLAS_CORETYPE=$want"
+    echo "OpenBLAS: detects $detected (older kernels than this CPU runs); both sides run with OPENBLAS_CORETYPE=$want"
   else
     echo "OpenBLAS: detects $detected; both sides use it (OPENBLAS_CORETYPE not set)"
   fi

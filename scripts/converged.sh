@@ -8,8 +8,17 @@
 #   scripts/converged.sh            # RELPOS=path/to/relpos, JOBS=N to change the defaults
 #   START_BEFORE=+90m scripts/converged.sh   # start no new run after 90 minutes (or @<unix time>); the
 #                                            # running ones finish: for a machine you hold for a while
+#   KEEP_OPENBLAS_CORETYPE=1 scripts/converged.sh   # keep an OPENBLAS_CORETYPE set in the environment
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The kernels: OpenBLAS's own choice for the CPU (on the AMD EPYC Zen 4 and Zen 5 session machines:
+# Cooperlake, the same numbers on both; docs/performance.md), not a family the environment forces: some
+# session machines set OPENBLAS_CORETYPE=Haswell, which trains the tables' model 1.5x slower there and
+# rounds differently.
+if [ -n "${OPENBLAS_CORETYPE:-}" ] && [ -z "${KEEP_OPENBLAS_CORETYPE:-}" ]; then
+  echo "converged.sh: OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE unset (OpenBLAS chooses the kernels; KEEP_OPENBLAS_CORETYPE=1 keeps it)"
+  unset OPENBLAS_CORETYPE
+fi
 RELPOS=${RELPOS:-build/relpos}
 JOBS=${JOBS:-2}
 [ -x "$RELPOS" ] || make build

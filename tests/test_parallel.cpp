@@ -107,3 +107,66 @@ TEST_CASE("parallel/training_step_same_threads_same_numbers", "[parallel][determ
         test::require_close(a[i], s[i], 2e-3);  // and close to the single-threaded step
     }
 }
+
+// blas::tune_process's choice of OpenBLAS kernels: an older family than the CPU runs is upgraded (the
+// SSE3 fallback on unknown virtual CPUs; Haswell on AMD Zen 5, which OpenBLAS 0.3.21 does not know),
+// never to a family the CPU lacks, and a family OpenBLAS chose for a CPU it knows is left alone.
+TEST_CASE("blas/core_type_upgraded_only_to_what_the_cpu_runs", "[blas]") {
+    blas::CpuFeatures sse, avx2, avx512, zen45;
+    avx2.avx2_fma = avx512.avx2_fma = zen45.avx2_fma = true;
+    avx512.avx512 = zen45.avx512 = true;
+    zen45.avx512_bf16 = true;
+    auto pick = [](const char* chosen, const blas::CpuFeatures& f) {
+        const char* w = blas::better_core_type(chosen, f);
+        return std::string(w ? w : "-");
+    };
+    CHECK(pick("Haswell", zen45) == "Cooperlake");  // Zen 5 (avx512_bf16) with OpenBLAS 0.3.21
+    CHECK(pick("Zen", avx512) == "SkylakeX");
+    CHECK(pick("Prescott", avx512) == "SkylakeX");
+    CHECK(pick("prescott", avx2) == "Haswell");
+    CHECK(pick("Nehalem", avx2) == "Haswell");
+    CHECK(pick("Sandybridge", avx2) == "Haswell");
+    CHECK(pick("Haswell", avx2) == "-");      // already the newest the CPU runs
+    CHECK(pick("Zen", avx2) == "-");          // Zen 2/3: AVX2 kernels of their own, kept
+    CHECK(pick("SkylakeX", zen45) == "-");    // OpenBLAS knows the CPU: never overridden
+    CHECK(pick("Cooperlake", avx512) == "-");
+    CHECK(pick("Prescott", sse) == "-");      // nothing better to run
+    CHECK(pick("NewCore2030", zen45) == "-"); // a family not in the table: trust OpenBLAS
+    // whatever this machine is, the choice is one it can run
+    const blas::CpuFeatures here = blas::cpu_features();
+    for (const char* c : {"Prescott", "Haswell", "Zen", "SkylakeX"}) {
+        const std::string w = pick(c, here);
+        if (w == "SkylakeX" || w == "Cooperlake") CHECK(here.avx512);
+        if (w == "Cooperlake") CHECK(here.avx512_bf16);
+        if (w == "Haswell") CHECK(here.avx2_fma);
+    }
+}
+
+TEST_CASE("blas/core_type_notice_when_the_environment_holds_older_kernels", "[blas]") {
+    struct EnvGuard {  // restores the two variables whatever happens
+        std::string core, noreexec;
+        bool had_core = false, had_noreexec = false;
+        EnvGuard() {
+            if (const char* c = std::getenv("OPENBLAS_CORETYPE")) had_core = true, core = c;
+            if (const char* c = std::getenv("RELPOS_NO_REEXEC")) had_noreexec = true, noreexec = c;
+            unsetenv("RELPOS_NO_REEXEC");
+        }
+        ~EnvGuard() {
+            had_core ? setenv("OPENBLAS_CORETYPE", core.c_str(), 1) : unsetenv("OPENBLAS_CORETYPE");
+            if (had_noreexec) setenv("RELPOS_NO_REEXEC", noreexec.c_str(), 1);
+        }
+    } guard;
+    const blas::CpuFeatures here = blas::cpu_features();
+    unsetenv("OPENBLAS_CORETYPE");
+    CHECK(blas::core_type_notice().empty());  // nothing set: nothing to say
+    setenv("OPENBLAS_CORETYPE", "Prescott", 1);
+    const std::string note = blas::core_type_notice();
+    if (here.avx2_fma) {
+        CHECK_THAT(note, Catch::Contains("OPENBLAS_CORETYPE=Prescott"));
+        CHECK_THAT(note, Catch::Contains(here.avx512 ? (here.avx512_bf16 ? "Cooperlake" : "SkylakeX") : "Haswell"));
+    } else {
+        CHECK(note.empty());
+    }
+    setenv("OPENBLAS_CORETYPE", "SapphireRapids", 1);  // the newest tier: never older than the CPU
+    CHECK(blas::core_type_notice().empty());
+}

@@ -803,6 +803,7 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
                                  jobs, threads_each, ranks > 1 ? fmt::format(" x {} MPI ranks", ranks) : "",
                                  exp_dir.string()));
     for (auto& m : data_messages) progress.message(m);
+    if (const std::string note = blas::core_type_notice(); !note.empty()) progress.message(note);
 
     int worst = 0;
     std::size_t next = 0;
