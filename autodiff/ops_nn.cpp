@@ -57,23 +57,24 @@ Var<T> dropout(const Var<T>& a, double p, Rng& rng, bool training) {
     Array<T> out = uninit<T>(a.shape());
     const T* x = a.data();
     T* y = out.data();
-    // Four decisions per draw, written as one 32-bit store (the byte-by-byte loop was half of dropout's
-    // time); the same draws and the same decisions as one byte at a time.
-    static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "dropout packs four decisions per store");
-    const std::size_t n4 = n / 4 * 4;
-    for (std::size_t i = 0; i < n4; i += 4) {
-        const std::uint64_t r = rng.next_u64();
-        const std::uint32_t four = std::uint32_t((r & 0xffff) >= thresh) |
-                                   std::uint32_t(((r >> 16) & 0xffff) >= thresh) << 8 |
-                                   std::uint32_t(((r >> 32) & 0xffff) >= thresh) << 16 |
-                                   std::uint32_t((r >> 48) >= thresh) << 24;
-        std::memcpy(keep.data() + i, &four, 4);  // byte j is decision j (little-endian, asserted above)
+    // Decision i is the i-th 16-bit slice of the stream of draws (slice j of a draw is bits 16j..16j+15:
+    // little-endian, so the draws read as an array of uint16 put decision i at index i). The draws are a
+    // serial chain; they go to a small buffer first, so the decisions and the scaling run as vector loops
+    // over it (the same draws and decisions as one draw, four decisions and four stores at a time).
+    static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "dropout reads four decisions per draw as uint16");
+    constexpr std::size_t kChunk = 4096;  // decisions per buffer: 8 KiB of draws, stays in L1
+    std::uint64_t draws[kChunk / 4];
+    std::uint16_t slices[kChunk];
+    for (std::size_t c0 = 0; c0 < n; c0 += kChunk) {
+        const std::size_t m = std::min(kChunk, n - c0);
+        for (std::size_t d = 0; d < (m + 3) / 4; ++d) draws[d] = rng.next_u64();
+        std::memcpy(slices, draws, m * sizeof(std::uint16_t));
+        std::uint8_t* __restrict k = keep.data() + c0;
+        for (std::size_t i = 0; i < m; ++i) k[i] = slices[i] >= thresh;
+        const T* __restrict xi = x + c0;
+        T* __restrict yi = y + c0;
+        for (std::size_t i = 0; i < m; ++i) yi[i] = xi[i] * (T(k[i]) * scale);
     }
-    if (n4 < n) {
-        std::uint64_t r = rng.next_u64();
-        for (std::size_t j = n4; j < n; ++j, r >>= 16) keep[j] = (r & 0xffff) >= thresh;
-    }
-    for (std::size_t i = 0; i < n; ++i) y[i] = x[i] * (T(keep[i]) * scale);
     return make_result<T>(
         std::move(out), {a},
         [keep = std::move(keep), scale](Node<T>& self) {

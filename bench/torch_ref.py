@@ -20,7 +20,8 @@ relpos_bench's step_flops() counts them, and the loss of the first (untimed) ste
 PyTorch is only a yardstick (Debian: apt-get install python3-torch python3-numpy, run with /usr/bin/python3);
 relpos never depends on it. Threads: OPENBLAS_NUM_THREADS (--threads) and OMP_NUM_THREADS (--omp-threads)
 are set before torch is imported. The OpenBLAS core type is left to the caller (bench/compare_torch.sh
-sets OPENBLAS_CORETYPE only where OpenBLAS would fall back to its SSE3 kernels, as relpos does).
+sets OPENBLAS_CORETYPE only where OpenBLAS falls back to an older kernel family than the CPU runs,
+as relpos does).
 """
 import argparse
 import math

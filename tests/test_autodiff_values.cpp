@@ -134,7 +134,8 @@ TEST_CASE("values/dropout", "[values]") {
 TEST_CASE("values/dropout_mask_is_four_16_bit_slices_per_draw", "[values]") {
     // The documented mask: draw k's 16-bit slices j = 0..3 (low first) decide elements 4k + j, kept when
     // the slice is >= round(p * 65536); a tail shorter than 4 uses the low slices of one more draw.
-    for (std::size_t n : {1, 4, 7, 10, 4099}) {
+    // Lengths across the kernel's 4,096-decision buffers, and tails of 1-3.
+    for (std::size_t n : {1, 4, 7, 10, 4095, 4096, 4097, 4099, 8193, 12290}) {
         const double p = 0.3;
         Var<float> a(full<float>({n}, 1.f), true);
         Rng rng(17), ref(17);
@@ -147,6 +148,9 @@ TEST_CASE("values/dropout_mask_is_four_16_bit_slices_per_draw", "[values]") {
             REQUIRE(y.value()[i] == (keep ? 1.f / 0.7f : 0.f));
         }
         REQUIRE(rng.next_u64() == ref.next_u64());  // the same number of draws
+        // the backward pass uses the same mask
+        sum(y * y).backward();
+        for (std::size_t i = 0; i < n; ++i) REQUIRE(a.grad()[i] == 2.f * y.value()[i] * (1.f / 0.7f));
     }
 }
 
