@@ -1,10 +1,13 @@
 // softmax / log_softmax along an axis (optionally masked) and fused cross-entropy.
 #include <cmath>
 #include <limits>
+#include <type_traits>
+#include <vector>
 
 #include <fmt/format.h>
 #include <xtensor/xbroadcast.hpp>
 
+#include "autodiff/expf_libm.hpp"
 #include "autodiff/ops.hpp"
 #include "autodiff/parallel.hpp"
 #include "autodiff/vec_math.hpp"
@@ -139,6 +142,27 @@ T row_max(const T* x, std::size_t n) {
     for (; j < n; ++j) mx = x[j] > mx ? x[j] : mx;
     return mx;
 }
+
+// Rows of the attention softmax taken side by side (latency hiding for their in-order sums).
+constexpr std::size_t kRowGroup = 8;
+
+// sum[k] = sum_j y[k * n + j] for k < rows (<= kRowGroup), each over j in order.
+template <class T>
+void row_group_sums(const T* y, std::size_t rows, std::size_t n, T* sum) {
+    if (rows == kRowGroup) {
+        T s[kRowGroup] = {};
+        for (std::size_t j = 0; j < n; ++j)
+            for (std::size_t k = 0; k < kRowGroup; ++k) s[k] += y[k * n + j];
+        std::copy_n(s, kRowGroup, sum);
+        return;
+    }
+    for (std::size_t k = 0; k < rows; ++k) {
+        T s = 0;
+        for (std::size_t j = 0; j < n; ++j) s += y[k * n + j];
+        sum[k] = s;
+    }
+}
+
 }  // namespace
 
 template <class T>
@@ -157,39 +181,59 @@ Var<T> attention_softmax(const Var<T>& logits, const Array<T>* key_padding, cons
     const T* x = logits.data();
     T* py = y.data();
     const T ninf = -std::numeric_limits<T>::infinity();
+    const bool vector_exp = std::is_same_v<T, float> && vec::use_vector_expf();
     parallel::parallel_for(B * H * Lq, 64, [&](std::size_t r0, std::size_t r1) {
-        for (std::size_t row = r0; row < r1; ++row) {
-            const std::size_t b = row / (H * Lq), i = row % Lq;
-            const std::size_t off = row * Lk;
-            const T* xr = x + off;
-            T* yr = py + off;
-            // keys beyond the causal horizon get weight 0 and are never read
-            const std::size_t n = causal ? std::min(Lk, q_offset + i + 1) : Lk;
-            const T* kp = key_padding ? key_padding->data() + b * Lk : nullptr;
-            const T* am = attn ? attn->data() + i * Lk : nullptr;
-            // masked logits, then their maximum (a max is exact in any order: it runs over 16 lanes)
-            if (kp && am)
-                for (std::size_t j = 0; j < n; ++j) yr[j] = xr[j] + kp[j] + am[j];
-            else if (kp)
-                for (std::size_t j = 0; j < n; ++j) yr[j] = xr[j] + kp[j];
-            else if (am)
-                for (std::size_t j = 0; j < n; ++j) yr[j] = xr[j] + am[j];
-            else
-                std::copy_n(xr, n, yr);
-            const T mx = row_max(yr, n);
-            if (mx == ninf) {  // fully blocked row
-                std::fill(yr, yr + Lk, T(0));
-                continue;
+        std::vector<T> shifted(vector_exp ? Lk : 0);
+        bool blocked[kRowGroup];
+        for (std::size_t g0 = r0; g0 < r1; g0 += kRowGroup) {
+            const std::size_t gn = std::min(kRowGroup, r1 - g0);
+            for (std::size_t k = 0; k < gn; ++k) {
+                const std::size_t row = g0 + k;
+                const std::size_t b = row / (H * Lq), i = row % Lq;
+                const T* xr = x + row * Lk;
+                T* yr = py + row * Lk;
+                // keys beyond the causal horizon get weight 0 and are never read
+                const std::size_t n = causal ? std::min(Lk, q_offset + i + 1) : Lk;
+                const T* kp = key_padding ? key_padding->data() + b * Lk : nullptr;
+                const T* am = attn ? attn->data() + i * Lk : nullptr;
+                // masked logits, then their maximum (a max is exact in any order: it runs over 16 lanes)
+                if (kp && am)
+                    for (std::size_t j = 0; j < n; ++j) yr[j] = xr[j] + kp[j] + am[j];
+                else if (kp)
+                    for (std::size_t j = 0; j < n; ++j) yr[j] = xr[j] + kp[j];
+                else if (am)
+                    for (std::size_t j = 0; j < n; ++j) yr[j] = xr[j] + am[j];
+                else
+                    std::copy_n(xr, n, yr);
+                const T mx = row_max(yr, n);
+                blocked[k] = mx == ninf;
+                if (blocked[k]) {  // fully blocked row
+                    std::fill(yr, yr + Lk, T(0));
+                    continue;
+                }
+                if constexpr (std::is_same_v<T, float>) {
+                    if (vector_exp) {  // the same exps as std::exp, vectorised (autodiff/expf_libm.hpp)
+                        for (std::size_t j = 0; j < n; ++j) shifted[j] = yr[j] - mx;
+                        vec::expf_libm(shifted.data(), yr, n);
+                    } else {
+                        for (std::size_t j = 0; j < n; ++j) yr[j] = std::exp(yr[j] - mx);
+                    }
+                } else {
+                    for (std::size_t j = 0; j < n; ++j) yr[j] = std::exp(yr[j] - mx);
+                }
+                std::fill(yr + n, yr + Lk, T(0));
             }
-            T sum = 0;
-            for (std::size_t j = 0; j < n; ++j) {
-                const T e = std::exp(yr[j] - mx);
-                yr[j] = e;
-                sum += e;
+            // Each row's sum runs over j in order, as one row at a time; the group's rows side by side
+            // hide the add latency. Summing the zeros past a causal horizon changes nothing (s + 0 = s
+            // for the sum s >= +0 of exps).
+            T sum[kRowGroup];
+            row_group_sums(py + g0 * Lk, gn, Lk, sum);
+            for (std::size_t k = 0; k < gn; ++k) {
+                if (blocked[k]) continue;
+                T* yr = py + (g0 + k) * Lk;
+                const T inv = T(1) / sum[k];
+                for (std::size_t j = 0; j < Lk; ++j) yr[j] *= inv;  // zeros stay zeros
             }
-            const T inv = T(1) / sum;
-            for (std::size_t j = 0; j < n; ++j) yr[j] *= inv;
-            std::fill(yr + n, yr + Lk, T(0));
         }
     });
     const std::size_t rows = B * H * Lq;
@@ -200,6 +244,9 @@ Var<T> attention_softmax(const Var<T>& logits, const Array<T>* key_padding, cons
             const T* y = self.value.data();
             const T* g = self.grad.data();
             auto [d, acc] = grad_target(*self.parents[0]);
+            // One row at a time, as first written: the compiler vectorises the products of the dot
+            // product (then added in order) and fuses the remainder into FMAs, and changing the loop
+            // would change those roundings (kept bit-identical for the campaign's runs).
             parallel::parallel_for(rows, 64, [&, d = d, acc = acc](std::size_t r0, std::size_t r1) {
                 for (std::size_t r = r0; r < r1; ++r) {
                     const T* yr = y + r * Lk;

@@ -1,7 +1,10 @@
 // Forward values against hand-computed cases, engine behaviour (accumulation, zero_grad, no-grad
 // mode) and shape errors that name the op and both shapes.
 #include <cmath>
+#include <cstring>
+#include <limits>
 
+#include "autodiff/expf_libm.hpp"
 #include "tests/helpers.hpp"
 
 using namespace relpos;
@@ -229,4 +232,87 @@ TEST_CASE("errors/shape_mismatch_names_op_and_shapes", "[errors]") {
     V q(zeros<double>({1, 2, 3, 4})), t(zeros<double>({5, 3}));
     m = msg([&] { rel_logits(q, t, 2, 3); });
     CHECK_THAT(m, Catch::Contains("rel_logits") && Catch::Contains("(1, 2, 3, 4)") && Catch::Contains("(5, 3)"));
+}
+
+namespace {
+// The attention softmax as it was first written: one row at a time, libm's expf, sums in order.
+std::pair<std::vector<float>, std::vector<float>> softmax_rows_reference(const std::vector<float>& x,
+                                                                         const std::vector<float>& g,
+                                                                         std::size_t rows, std::size_t Lq,
+                                                                         std::size_t Lk, bool causal,
+                                                                         const std::vector<float>* kp) {
+    std::vector<float> y(x.size()), d(x.size());
+    for (std::size_t row = 0; row < rows; ++row) {
+        const std::size_t i = row % Lq, b = row / (rows / (kp ? kp->size() / Lk : 1));
+        const std::size_t n = causal ? std::min(Lk, i + 1) : Lk;
+        float* yr = y.data() + row * Lk;
+        for (std::size_t j = 0; j < n; ++j) yr[j] = x[row * Lk + j] + (kp ? (*kp)[b * Lk + j] : 0.f);
+        float mx = -std::numeric_limits<float>::infinity();
+        for (std::size_t j = 0; j < n; ++j) mx = std::max(mx, yr[j]);
+        if (mx == -std::numeric_limits<float>::infinity()) {
+            std::fill(yr, yr + Lk, 0.f);
+        } else {
+            float sum = 0;
+            for (std::size_t j = 0; j < n; ++j) {
+                yr[j] = std::exp(yr[j] - mx);
+                sum += yr[j];
+            }
+            const float inv = 1.f / sum;
+            for (std::size_t j = 0; j < n; ++j) yr[j] *= inv;
+            std::fill(yr + n, yr + Lk, 0.f);
+        }
+        float dot = 0;
+        for (std::size_t j = 0; j < Lk; ++j) dot += g[row * Lk + j] * yr[j];
+        for (std::size_t j = 0; j < Lk; ++j) d[row * Lk + j] = yr[j] * (g[row * Lk + j] - dot);
+    }
+    return {y, d};
+}
+}  // namespace
+
+// The softmax of attention computes its exps vectorised and its rows' sums side by side: its values must
+// stay those of the one-row-at-a-time scalar loop with libm's expf, bit for bit (the campaign's runs span
+// binaries before and after).
+TEST_CASE("values/attention_softmax_bit_identical_to_the_scalar_row_loop", "[values]") {
+    Rng rng(5);
+    for (const std::size_t Lk : {1, 5, 16, 31, 32, 33, 100}) {
+        for (const bool causal : {false, true}) {
+            for (const bool padded : {false, true}) {
+                const std::size_t B = 3, H = 2, Lq = causal ? Lk : 7, rows = B * H * Lq;
+                std::vector<float> x(rows * Lk), g(rows * Lk), kp(B * Lk, 0.f);
+                for (auto& v : x) v = float(rng.normal() * 6);
+                for (auto& v : g) v = float(rng.normal());
+                for (std::size_t b = 0; b < B; ++b)  // batch entry b has its last b keys padded
+                    for (std::size_t j = Lk - std::min(Lk, b); j < Lk; ++j) kp[b * Lk + j] = -INFINITY;
+                Array<float> xa = uninit<float>({B, H, Lq, Lk}), kpa = uninit<float>({B, Lk});
+                std::copy(x.begin(), x.end(), xa.data());
+                std::copy(kp.begin(), kp.end(), kpa.data());
+                Var<float> xv(xa, true);
+                const Array<float>* no_mask = nullptr;
+                Var<float> y = attention_softmax<float>(xv, padded ? &kpa : nullptr, no_mask, causal, 0);
+                Array<float> ga = uninit<float>(y.shape());
+                std::copy(g.begin(), g.end(), ga.data());
+                y.backward(ga);
+                const auto [yr, dr] = softmax_rows_reference(x, g, rows, Lq, Lk, causal, padded ? &kp : nullptr);
+                INFO("Lk " << Lk << " causal " << causal << " padded " << padded);
+                REQUIRE(std::memcmp(y.value().data(), yr.data(), yr.size() * sizeof(float)) == 0);
+                // the backward pass is the one-row loop itself; its dot product's roundings depend on how
+                // the compiler vectorises it in each translation unit, so here only close
+                for (std::size_t i = 0; i < dr.size(); ++i)
+                    REQUIRE(std::abs(xv.grad().data()[i] - dr[i]) <= 1e-6f * (1.f + std::abs(dr[i])));
+            }
+        }
+    }
+}
+
+// The vector exp of the attention softmax against libm's expf: on 2^21 floats spread over the whole bit
+// space and the softmax's range [-110, 0] (the whole 2^32 were checked once by hand: docs/performance.md).
+TEST_CASE("values/expf_libm_reproduces_expf", "[values]") {
+#if defined(__GLIBC__) && defined(__x86_64__)
+    CHECK(vec::use_vector_expf());  // the supported platform: the fast path must be on
+#endif
+    const vec::ExpfMismatch m = vec::expf_libm_check(1 << 20);
+    INFO("x " << m.x << ": vector " << m.vector << ", expf " << m.scalar);
+    if (vec::use_vector_expf()) REQUIRE_FALSE(m.found);
+    // and where it differs, the softmax does not use it
+    if (m.found) CHECK_FALSE(vec::use_vector_expf());
 }
