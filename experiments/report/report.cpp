@@ -934,7 +934,13 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
                     "set terminal pngcairo size 1000,720 noenhanced\nset output '{}'\nset title '{}'\nset xlabel "
                     "'length{}'\nset ylabel '{}'\n{}{}{}set grid\nset key below font ',9' maxrows 5\nplot {}\n",
                     (pdir / (stem + ".png")).string(), gq(title), logx ? " (log scale)" : "",
-                    gq(what) + " (mean ± sd over seeds)", logx ? "set logscale x 2\n" : "", ppl ? "set logscale y\n" : "",
+                    gq(what) + " (mean ± sd over seeds)", logx ? "set logscale x 2\n" : "",
+                    // a log axis autoscales to whole decades, which squeezed 95-200 into a tenth of the
+                    // plot: fixed to the data instead, with a margin, and tics at 1-2-5 steps
+                    ppl ? "set logscale y\nset autoscale yfix\nset offsets 0, 0, graph 0.05, graph 0.05\n"
+                          "set ytics (10, 20, 50, 60, 70, 80, 90, 100, 110, 120, 140, 160, 180, 200, 250, 300, 400, "
+                          "500, 700, 1000, 2000, 5000, 10000)\n"
+                        : "",
                     extra, plot);
                 run_gnuplot(sfile);
                 made.push_back((pdir / (stem + ".png")).string());
