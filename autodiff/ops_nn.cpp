@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstring>
 #include <tuple>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -123,6 +124,14 @@ inline void ln_grad_means(const T* x, const T* dy, const T* g, std::size_t D, co
         s2o[q] = s2[q] / T(D);
     }
 }
+
+// Rows [r0, r1) in groups of 4, then one by one: f(std::integral_constant<std::size_t, R>, first row).
+template <class F>
+inline void for_row_groups(std::size_t r0, std::size_t r1, F&& f) {
+    std::size_t r = r0;
+    for (; r + 4 <= r1; r += 4) f(std::integral_constant<std::size_t, 4>{}, r);
+    for (; r < r1; ++r) f(std::integral_constant<std::size_t, 1>{}, r);
+}
 }  // namespace
 
 template <class T>
@@ -140,10 +149,8 @@ Var<T> layer_norm(const Var<T>& x, const Var<T>& gamma, const Var<T>& beta, doub
     const T* pb = beta.data();
     T* py = out.data();
     parallel::parallel_for(N, 16, [&](std::size_t r0, std::size_t r1) {
-        std::size_t r = r0;
-        for (; r + 4 <= r1; r += 4) ln_stats<T, 4>(px + r * D, D, eps, &mean[r], &rstd[r]);
-        for (; r < r1; ++r) ln_stats<T, 1>(px + r * D, D, eps, &mean[r], &rstd[r]);
-        for (r = r0; r < r1; ++r) {
+        for_row_groups(r0, r1, [&](auto R, std::size_t r) { ln_stats<T, R>(px + r * D, D, eps, &mean[r], &rstd[r]); });
+        for (std::size_t r = r0; r < r1; ++r) {
             const T* xr = px + r * D;
             const T m = mean[r], rs = rstd[r];
             T* yr = py + r * D;
@@ -180,12 +187,8 @@ Var<T> layer_norm(const Var<T>& x, const Var<T>& gamma, const Var<T>& beta, doub
             if (!dx) return;
             parallel::parallel_for(N, 16, [&](std::size_t r0, std::size_t r1) {
                 T s1s[4], s2s[4];
-                for (std::size_t r = r0; r < r1;) {
-                    const std::size_t R = r + 4 <= r1 ? 4 : 1;
-                    if (R == 4)
-                        ln_grad_means<T, 4>(px + r * D, dy + r * D, pg, D, &mean[r], &rstd[r], s1s, s2s);
-                    else
-                        ln_grad_means<T, 1>(px + r * D, dy + r * D, pg, D, &mean[r], &rstd[r], s1s, s2s);
+                for_row_groups(r0, r1, [&](auto R, std::size_t r) {
+                    ln_grad_means<T, R>(px + r * D, dy + r * D, pg, D, &mean[r], &rstd[r], s1s, s2s);
                     for (std::size_t q = 0; q < R; ++q, ++r) {
                         const T* xr = px + r * D;
                         const T* gr = dy + r * D;
@@ -198,7 +201,7 @@ Var<T> layer_norm(const Var<T>& x, const Var<T>& gamma, const Var<T>& beta, doub
                             for (std::size_t j = 0; j < D; ++j)
                                 dr[j] = rs * (gr[j] * pg[j] - s1 - (xr[j] - m) * rs * s2);
                     }
-                }
+                });
             });
         },
         "layer_norm");

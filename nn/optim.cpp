@@ -1,6 +1,8 @@
 #include "nn/optim.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <type_traits>
 
 #include "autodiff/parallel.hpp"
 
@@ -74,25 +76,25 @@ void Adam<T>::step(double lr) {
         // (it was scalar: the captured pointers could alias, and sqrt kept its errno branch until this
         // file was built with -fno-math-errno, see CMakeLists.txt). The same expressions as before, so
         // the same contractions and bit-identical updates (v >= 0: sqrt never sets errno here).
-        parallel::parallel_for(p.numel(), 1 << 15, [=](std::size_t i0, std::size_t i1) {
-            T* __restrict wr = w;
-            const T* __restrict gr = g;
-            T* __restrict mr = m;
-            T* __restrict vr = v;
-            if (decays)
+        // One loop body, instantiated with and without the decay (a runtime test inside it stops the vectoriser).
+        const auto update = [=](auto with_decay) {
+            parallel::parallel_for(p.numel(), 1 << 15, [=](std::size_t i0, std::size_t i1) {
+                T* __restrict wr = w;
+                const T* __restrict gr = g;
+                T* __restrict mr = m;
+                T* __restrict vr = v;
                 for (std::size_t i = i0; i < i1; ++i) {
                     mr[i] = b1 * mr[i] + (T(1) - b1) * gr[i];
                     vr[i] = b2 * vr[i] + (T(1) - b2) * gr[i] * gr[i];
-                    wr[i] *= decay;
+                    if constexpr (decltype(with_decay)::value) wr[i] *= decay;
                     wr[i] -= step_size * mr[i] / (std::sqrt(vr[i]) * inv_sqrt_bc2 + eps);
                 }
-            else
-                for (std::size_t i = i0; i < i1; ++i) {
-                    mr[i] = b1 * mr[i] + (T(1) - b1) * gr[i];
-                    vr[i] = b2 * vr[i] + (T(1) - b2) * gr[i] * gr[i];
-                    wr[i] -= step_size * mr[i] / (std::sqrt(vr[i]) * inv_sqrt_bc2 + eps);
-                }
-        });
+            });
+        };
+        if (decays)
+            update(std::true_type{});
+        else
+            update(std::false_type{});
     }
 }
 

@@ -676,6 +676,60 @@ std::string render_json(const ReportTables& t) {
                           {"cells", cells}});
 }
 
+// The first metric against a numeric row value (e.g. BLEU vs k): relpos's mean ± sd over seeds, the
+// paper's value on a right axis where a row has one, and the compared experiment's series (e.g. the
+// 1,000-update tables) dashed. Skipped (with a note) while no row has a finished run.
+static void plot_metric_vs_row(const ReportTables& t, const fs::path& pdir, std::string* note, std::vector<std::string>& made) {
+    bool numeric = !t.rows_key.empty() && !t.metrics.empty();
+    for (auto& r : t.rows) numeric = numeric && is_number(r);
+    if (!numeric) return;
+    const std::string m = t.metrics.front();
+    std::string ours, compare;  // data lines: this experiment (with the paper's value), the compared one
+    std::size_t ref_points = 0;
+    for (auto& r : t.rows) {
+        const Stats& s = t.cells.at({r, t.cols.front(), m});
+        auto it = t.reference.find(r);
+        if (s.n) {
+            if (it != t.reference.end()) ++ref_points;
+            ours += fmt::format("{} {:g} {:g} {}\n", r, s.mean, s.std, it == t.reference.end() ? "NaN" : fmt::format("{:g}", it->second));
+        }
+        if (auto c = t.compare_cells.find({r, m}); c != t.compare_cells.end() && c->second.n)
+            compare += fmt::format("{} {:g} {:g}\n", r, c->second.mean, c->second.std);
+    }
+    const fs::path d = pdir / "metric_vs_row.dat", cd = pdir / "metric_vs_row.compare.dat";
+    if (ours.empty()) {  // gnuplot refuses an empty data file: nothing to draw yet
+        fs::remove(d);
+        if (note) *note += std::string(note->empty() ? "" : "; ") + "metric_vs_row: no row has a finished run yet, plot skipped";
+        return;
+    }
+    std::ofstream(d) << ours;
+    bool logx = true;
+    for (auto& r : t.rows) logx = logx && std::strtod(r.c_str(), nullptr) >= 0;
+    const int shift = logx ? 1 : 0;  // a log axis at value + 1 (so that k = 0 fits), labelled with the values
+    std::string xtics;
+    if (logx)
+        for (auto& r : t.rows)
+            xtics += fmt::format("{}\"{}\" {}", xtics.empty() ? "" : ", ", r, std::strtod(r.c_str(), nullptr) + 1);
+    std::string ref, plots = fmt::format("'{}' using ($1+{}):2:3 with yerrorlines title 'relpos (mean ± sd over seeds)'", d.string(), shift);
+    if (ref_points) {  // (an axis whose every point is undefined is a gnuplot error)
+        ref = fmt::format("set ytics nomirror\nset y2tics\nset y2label '{} (right axis)'\n", gq(t.reference_title));
+        plots += fmt::format(", '' using ($1+{}):4 with linespoints axes x1y2 title '{}'", shift, gq(t.reference_title));
+    }
+    if (!t.compare_title.empty() && !compare.empty()) {
+        std::ofstream(cd) << compare;
+        plots += fmt::format(", '{}' using ($1+{}):2:3 with yerrorlines dt 2 title 'relpos at {} (mean ± sd)'", cd.string(), shift,
+                             t.compare_title);
+    }
+    const fs::path s = pdir / "metric_vs_row.gp";
+    std::ofstream(s) << fmt::format(
+        "set terminal pngcairo size 800,550 noenhanced\nset output '{}'\nset title '{}'\nset xlabel '{}{}'\nset ylabel '{}'\n"
+        "set grid\nset key bottom right\nset offsets graph 0.05, graph 0.05, graph 0.05, graph 0.05\n{}{}plot {}\n",
+        (pdir / "metric_vs_row.png").string(), gq(t.title), gq(t.rows_key), logx ? " (log scale)" : "", gq(m),
+        logx ? fmt::format("set logscale x 2\nset xtics ({})\n", xtics) : "", ref, plots);
+    run_gnuplot(s);
+    made.push_back((pdir / "metric_vs_row.png").string());
+}
+
 std::vector<std::string> render_plots(const std::string& dir_in, const ReportTables& t, std::string* note) {
     std::vector<std::string> made;
     const fs::path dir(dir_in);
@@ -795,72 +849,7 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
         }
     }
     // 2. metric against the row value (e.g. BLEU vs k), error bars over seeds, paper beside ours
-    bool numeric = !t.rows_key.empty();
-    for (auto& r : t.rows) numeric = numeric && is_number(r);
-    if (numeric && !t.metrics.empty() && wanted("metric_vs_row")) {
-        const std::string m = t.metrics.front();
-        const fs::path d = pdir / "metric_vs_row.dat";
-        std::size_t points = 0, ref_points = 0;  // rows with a finished run; of them, rows with a paper value
-        {
-            std::ofstream out(d);
-            for (auto& r : t.rows) {
-                const Stats& s = t.cells.at({r, t.cols.front(), m});
-                auto it = t.reference.find(r);
-                if (!s.n) continue;
-                ++points;
-                if (it != t.reference.end()) ++ref_points;
-                out << r << " " << s.mean << " " << s.std << " " << (it == t.reference.end() ? "NaN" : fmt::format("{}", it->second)) << "\n";
-            }
-        }
-        if (points == 0) {  // gnuplot refuses an empty data file: nothing to draw yet
-            fs::remove(d);
-            if (note) *note += std::string(note->empty() ? "" : "; ") + "metric_vs_row: no row has a finished run yet, plot skipped";
-        } else {
-        bool logx = true;
-        for (auto& r : t.rows) logx = logx && std::strtod(r.c_str(), nullptr) >= 0;
-        // A log axis at value + 1 (so that k = 0 fits), labelled with the values themselves.
-        std::string xtics;
-        if (logx)
-            for (auto& r : t.rows)
-                xtics += fmt::format("{}\"{}\" {}", xtics.empty() ? "" : ", ", r, std::strtod(r.c_str(), nullptr) + 1);
-        std::string ref;
-        if (ref_points)  // (an axis whose every point is undefined is a gnuplot error)
-            ref = fmt::format("set ytics nomirror\nset y2tics\nset y2label '{} (right axis)'\n", gq(t.reference_title));
-        const fs::path s = pdir / "metric_vs_row.gp";
-        std::ofstream(s) << fmt::format(
-            "set terminal pngcairo size 800,550 noenhanced\nset output '{}'\nset title '{}'\nset xlabel '{}{}'\nset ylabel '{}'\n"
-            "set grid\nset key bottom right\nset offsets graph 0.05, graph 0.05, graph 0.05, graph 0.05\n{}{}plot '{}' using ($1+{}):2:3 "
-            "with yerrorlines title 'relpos (mean ± sd over seeds)'{}\n",
-            (pdir / "metric_vs_row.png").string(), gq(t.title), gq(t.rows_key), logx ? " (log scale)" : "", gq(m),
-            logx ? fmt::format("set logscale x 2\nset xtics ({})\n", xtics) : "", ref, d.string(), logx ? 1 : 0,
-            !ref_points ? "" : fmt::format(", '' using ($1+{}):4 with linespoints axes x1y2 title '{}'", logx ? 1 : 0, gq(t.reference_title)));
-        std::size_t compare_points = 0;
-        for (auto& r : t.rows)
-            if (auto c = t.compare_cells.find({r, m}); c != t.compare_cells.end() && c->second.n) ++compare_points;
-        if (!t.compare_title.empty() && compare_points) {
-            // The other experiment's series, appended to the plot command written above.
-            const fs::path cd = pdir / "metric_vs_row.compare.dat";
-            {
-                std::ofstream out(cd);
-                for (auto& r : t.rows) {
-                    auto c = t.compare_cells.find({r, m});
-                    if (c != t.compare_cells.end() && c->second.n) out << r << " " << c->second.mean << " " << c->second.std << "\n";
-                }
-            }
-            std::string text;
-            {
-                std::ifstream in(s);
-                text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-            }
-            while (!text.empty() && text.back() == '\n') text.pop_back();
-            text += fmt::format(", '{}' using ($1+{}):2:3 with yerrorlines dt 2 title 'relpos at {} (mean ± sd)'\n", cd.string(),
-                                logx ? 1 : 0, t.compare_title);
-            std::ofstream(s) << text;
-        }
-        run_gnuplot(s);
-        made.push_back((pdir / "metric_vs_row.png").string());
-        }
-    }
+    if (wanted("metric_vs_row")) plot_metric_vs_row(t, pdir, note, made);
     // 3. metric against length: the metrics written <split>.<metric>@<n> (perplexity by evaluation window,
     //    accuracy by input length), one line per row with a band of ± one sd over seeds; one plot per
     //    <split>.<metric> the report lists with some @<n> (and per column of the table). Each line has
