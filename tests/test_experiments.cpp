@@ -66,6 +66,28 @@ YAML::Node metrics_of(const fs::path& run) { return YAML::LoadFile((run / "resul
 
 }  // namespace
 
+TEST_CASE("e2e/Shaw with neither term trains exactly as no position information", "[e2e]") {
+    // Why the run store shares them (run_identity): the same losses, validations and hypotheses.
+    const std::string dir = fresh_dir("neither");
+    std::vector<std::vector<std::string>> curves;
+    std::vector<std::string> hyps;
+    for (const std::string pos : {"{type: none}", "{type: shaw, k: 2, keys: false, values: false}"}) {
+        const std::string out = dir + "/" + std::to_string(curves.size());
+        auto r = sh(kBin + " run " + kTiny + " results_dir=" + out + " 'model.position=" + pos + "' --quiet");
+        INFO(r.out);
+        REQUIRE(r.code == 0);
+        const fs::path run = fs::path(out) / "tiny_copy" / "runs";
+        REQUIRE(fs::exists(run));
+        const fs::path one = fs::directory_iterator(run)->path();
+        curves.push_back(loss_curve(one / "metrics.jsonl"));
+        hyps.push_back(slurp(one / "hyp.test.txt"));
+    }
+    REQUIRE(curves[0].size() > 5);
+    CHECK(curves[0] == curves[1]);
+    CHECK(hyps[0] == hyps[1]);
+    fs::remove_all(dir);
+}
+
 TEST_CASE("e2e/tiny_run_writes_a_complete_run_directory", "[e2e]") {
     const std::string dir = fresh_dir("e2e");
     auto r = sh(kBin + " run " + kTiny + " results_dir=" + dir + " --quiet");

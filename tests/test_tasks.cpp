@@ -313,6 +313,29 @@ TEST_CASE("tasks/the new keys leave the names of finished runs unchanged", "[tas
     CHECK(ids.at("seed=2_position=type-none") == "8c7ccdb2a70375e6");
 }
 
+TEST_CASE("tasks/Shaw with neither term names the no-position run; the other Table 3 rows keep their own", "[tasks][config]") {
+    // Converged Table 3's last row is Table 1's no-position model (the same computation bit for bit), so
+    // the run store trains it once; its other rows are runs of their own.
+    const std::string t1 = kSrc + "/configs/converged/table1.yaml", t3 = kSrc + "/configs/converged/table3.yaml";
+    ExperimentConfig top1 = load_config(t1), top3 = load_config(t3);
+    std::map<std::string, std::string> ids1, ids3;
+    for (const auto& p : expand_sweep(top1, t1, {})) ids1[p.id] = run_identity(p.config);
+    for (const auto& p : expand_sweep(top3, t3, {})) ids3[p.id] = run_identity(p.config);
+    for (int seed = 1; seed <= 5; ++seed) {
+        const std::string s = "seed=" + std::to_string(seed) + "_position=type-";
+        CHECK(ids3.at(s + "shaw-k-16-keys-false-values-false") == ids1.at(s + "none"));
+        CHECK(ids3.at(s + "shaw-k-16-keys-true-values-true") == ids1.at(s + "shaw-k-16"));
+        CHECK(ids3.at(s + "shaw-k-16-keys-true-values-false") != ids1.at(s + "none"));
+        CHECK(ids3.at(s + "shaw-k-16-keys-false-values-true") != ids1.at(s + "none"));
+        CHECK(ids3.at(s + "shaw-k-16-keys-true-values-false") != ids3.at(s + "shaw-k-16-keys-false-values-true"));
+    }
+    auto id = [](const std::string& file, const std::string& pos) {
+        return run_identity(load_config(write_config(file, "name: t\ndata: {task: copy}\nmodel: {position: " + pos + "}\n")));
+    };
+    // randomized positions draw from the generator even without a term: a run of its own
+    CHECK(id("n1.yaml", "{type: shaw, keys: false, values: false, randomized: 64}") != id("n2.yaml", "{type: none}"));
+}
+
 TEST_CASE("tasks/randomized_eval: identity names the run the option's absence names", "[tasks][config]") {
     auto id = [](const std::string& file, const std::string& pos) {
         return run_identity(load_config(write_config(file, "name: t\ndata: {task: copy}\nmodel: {family: decoder_only, "

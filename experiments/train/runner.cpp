@@ -331,6 +331,19 @@ std::string run_identity(const ExperimentConfig& c) {
         }
         p.node = node;
     }
+    // Shaw's relative attention with neither term (Table 3's last row) is the model without position
+    // information: no parameter, no random draw, the same computation bit for bit (60 updates of the
+    // tables' model compared array by array), so it names the run {type: none} names and a run store
+    // trains it once. Only where it is the model's one encoding and draws no random positions.
+    if (full.model.position.size() == 1) {
+        auto& p = full.model.position.front();
+        const YAML::Node& n = p.node;
+        const auto is_false = [&](const char* k) { return n[k] && n[k].IsScalar() && n[k].Scalar() == "false"; };
+        if (p.type == "shaw" && n.IsMap() && is_false("keys") && is_false("values") && !n[nn::kRandomizedOption]) {
+            p.type = "none";
+            p.node = YAML::Load("{type: none}");
+        }
+    }
     return config_hash(full);
 }
 
