@@ -85,6 +85,14 @@ TEST_CASE("e2e/Shaw with neither term trains exactly as no position information"
     REQUIRE(curves[0].size() > 5);
     CHECK(curves[0] == curves[1]);
     CHECK(hyps[0] == hyps[1]);
+    // In a run store the no-position run, once finished, is the neither-term point's run: skipped, not redone.
+    const std::string store = " run_store=" + dir + "/store --quiet";
+    auto first = sh(kBin + " run " + kTiny + " results_dir=" + dir + "/a 'model.position={type: none}'" + store);
+    REQUIRE(first.code == 0);
+    auto second = sh(kBin + " run " + kTiny + " results_dir=" + dir + "/b 'model.position={type: shaw, k: 2, keys: false, values: false}'" + store);
+    INFO(second.out);
+    CHECK(second.code == 0);
+    CHECK_THAT(second.out, Catch::Contains("finished earlier, skipped"));
     fs::remove_all(dir);
 }
 

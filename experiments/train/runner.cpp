@@ -422,6 +422,12 @@ std::string finished_config_hash(const fs::path& results) {
     return j["config_hash"].get<std::string>();
 }
 
+// Whether a run recorded with config hash `recorded` is this point's run: the same config, or one that
+// run_identity names the same (the same computation, e.g. Shaw with neither term and no positions).
+bool same_run(const std::string& recorded, const ExperimentConfig& cfg) {
+    return !recorded.empty() && (recorded == config_hash(cfg) || recorded == run_identity(cfg));
+}
+
 // The run directory a point already has, checked before anything is printed or written: a finished
 // run must come from the same config (it is skipped, never redone); an interrupted run resumes only
 // from a complete checkpoint of the same config and model shape.
@@ -436,7 +442,7 @@ void check_existing_run(const SweepPoint& p, const fs::path& run_dir, const nn::
             throw ConfigError(fmt::format("{}: run {} has a results.json without a config_hash, so it cannot be matched "
                                           "to this config; move {} away (finished runs are never overwritten)",
                                           cfg.source, p.id, run_dir.string()));
-        if (recorded != hash)
+        if (!same_run(recorded, cfg))
             throw ConfigError(fmt::format(
                 "{}: run {} already finished with a different configuration; use another experiment name or move "
                 "{} away (finished runs are never overwritten)",
@@ -446,7 +452,7 @@ void check_existing_run(const SweepPoint& p, const fs::path& run_dir, const nn::
     const std::string last = (run_dir / "checkpoints" / "last").string();
     if (!checkpoint_exists(last) && !checkpoint_exists(last + ".old")) return;  // starts afresh
     const TrainProgress pr = verify_checkpoint(last, {}, false);  // state.json only: the config comes first
-    if (pr.config_hash != hash)
+    if (!same_run(pr.config_hash, cfg))
         throw ConfigError(fmt::format(
             "{}: run {} was started with a different configuration (its checkpoint {} has config hash {}, this config "
             "{}), and resuming would mix the two; use the settings in {}, another experiment name, or move {} away",
@@ -518,7 +524,7 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
     const std::string tag = fmt::format("run {}/{} {}: ", pc.ordinal, pc.total, pc.point->id);
     if (fs::exists(results)) {
         // A finished run is never redone or touched; a different config under the same id is an error.
-        if (finished_config_hash(results) != hash)
+        if (!same_run(finished_config_hash(results), cfg))
             throw ConfigError(fmt::format(
                 "{}: run {} already finished with a different configuration; use another experiment name or move "
                 "{} away (finished runs are never overwritten)",
