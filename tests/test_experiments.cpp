@@ -230,6 +230,11 @@ TEST_CASE("run_store/a_point_two_experiments_ask_for_is_trained_once", "[e2e][ru
     auto krep = sh(kBin + " report " + dir + "/by_k");
     REQUIRE(krep.code == 0);
     CHECK_THAT(slurp(fs::path(dir) / "by_k/report.md"), Catch::Matches("[\\s\\S]*\\| 2 \\| [0-9.]+ \\(n=1\\)[\\s\\S]*"));
+    // its learning curve too, under this experiment's name for it (the plot read the trainer's run name and
+    // found no curve: converged Tables 2 and 3 had no learning-curve plot)
+    const std::string own = fs::directory_iterator(fs::path(dir) / "by_k/runs")->path().filename().string();
+    CHECK(fs::file_size(fs::path(dir) / "by_k/plots" / (own + ".valid.dat")) > 0);
+    if (std::system("command -v gnuplot > /dev/null 2>&1") == 0) CHECK(fs::exists(fs::path(dir) / "by_k/plots/learning_curves.png"));
     // a different config is a different run
     auto c = sh(kBin + " run " + kTiny + " results_dir=" + dir + " name=third run_store=" + store + " train.epochs=2 --quiet");
     REQUIRE(c.code == 0);

@@ -740,8 +740,11 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
     const fs::path pdir = dir / "plots";
     fs::create_directories(pdir);
     auto runs = read_runs(dir);
-    for (auto& r : runs)
+    for (auto& r : runs) {
+        // a shared run under this experiment's name for it (the link in runs/), as the tables name it
+        if (const std::string own = r.dir.filename().string(); t.run_labels.count(own)) r.id = own;
         if (auto it = t.run_labels.find(r.id); it != t.run_labels.end()) r.labels = it->second;
+    }
     const auto wanted = [&](const char* name) {
         return t.plots.empty() || std::find(t.plots.begin(), t.plots.end(), name) != t.plots.end();
     };
@@ -755,7 +758,7 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
         std::vector<std::string> order;
         std::map<std::string, std::vector<Curve>> groups;
         for (const auto& r : runs) {
-            const Curve c = read_learning_curve((dir / "runs" / r.id / "metrics.jsonl").string());
+            const Curve c = read_learning_curve((r.dir / "metrics.jsonl").string());
             {
                 std::ofstream out(pdir / (r.id + ".valid.dat"));
                 for (auto& [step, loss] : c.valid) out << step << " " << loss << "\n";
@@ -939,7 +942,7 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
     // 4. attention heat maps of one sentence (last encoder layer, mean over heads), one per run
     for (const auto& r : runs) {
         if (!wanted("attention")) break;
-        const fs::path a = dir / "runs" / r.id / "attention.tsv";
+        const fs::path a = r.dir / "attention.tsv";
         if (!fs::exists(a)) continue;
         const fs::path s = pdir / (r.id + ".attention.gp");
         const fs::path png = pdir / (r.id + ".attention.png");
