@@ -92,16 +92,24 @@ TEST_CASE("cli/list_shows_encodings_and_tasks", "[cli]") {
 
 TEST_CASE("cli/sweep_list_and_shards", "[cli]") {
     const std::string cfg = std::string(RELPOS_SOURCE_DIR) + "/configs/table2_clip_k.yaml";
+    // one line per point, then (stderr) a "# " line with what is left
+    const auto points = [](const std::string& out) {
+        return std::count(out.begin(), out.end(), '\n') - (out.find("\n# ") != std::string::npos || out.rfind("# ", 0) == 0);
+    };
     Cmd all = sh(kBin + " run " + cfg + " --list");
     REQUIRE(all.code == 0);
-    CHECK(std::count(all.out.begin(), all.out.end(), '\n') == 21);  // 7 values of k x 3 seeds
+    CHECK(points(all.out) == 21);  // 7 values of k x 3 seeds
+    CHECK_THAT(all.out, Catch::Contains("# 21 of 21 run(s) finished, 0 left"));  // the committed 1,000-update runs
     std::size_t total = 0;
     for (int i = 0; i < 4; ++i) {
         Cmd s = sh(kBin + " run " + cfg + " --list --shard " + std::to_string(i) + "/4");
         REQUIRE(s.code == 0);
-        total += std::count(s.out.begin(), s.out.end(), '\n');
+        total += points(s.out);
     }
     CHECK(total == 21);
+    Cmd some = sh(kBin + " run " + cfg + " --list 'sweep.seeds=[1, 2, 3, 4]'");
+    REQUIRE(some.code == 0);
+    CHECK_THAT(some.out, Catch::Contains("# 21 of 28 run(s) finished, 7 left; at the finished runs' mean training time"));
     Cmd bad = sh(kBin + " run " + cfg + " --list --shard 4/4");
     CHECK(bad.code == 2);
 }

@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
                     "start no new run after this time, and let the running ones finish: +90m, +2h, +45s from now, or "
                     "@<unix time> (e.g. @$(date -d 14:00 +%s)); the runs left over start when the command is run again");
     bool list_points = false;
-    run->add_flag("--list", list_points, "list the sweep points (run ids and their overrides) without running anything");
+    run->add_flag("--list", list_points, "list the sweep points (run ids, overrides, which have finished) and how many core-hours of training are left, without running anything");
 
     // ---- report
     auto* report = app.add_subcommand("report", "Render tables (Markdown, CSV, JSON) and plots from finished runs");

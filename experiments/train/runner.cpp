@@ -725,11 +725,27 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
     // as k: -1 fails here, with its file and line, not when the run starts).
     for (auto& p : points) build_model(p.config, 16);
     if (opt.list_only) {
+        std::size_t finished = 0;
+        double seconds = 0;  // training time of the finished runs
         for (auto& p : points) {
-            const bool done = fs::exists(run_dir_of(p) / "results.json");
+            const fs::path results = run_dir_of(p) / "results.json";
+            const bool done = fs::exists(results);
+            if (done) {
+                ++finished;
+                const Json j = Json::parse(read_text_file(results.string()), nullptr, false);
+                if (j.is_object() && j.contains("train_seconds") && j["train_seconds"].is_number())
+                    seconds += j["train_seconds"].get<double>();
+            }
             fmt::print("{:<40} {}{}{}\n", p.id, fmt::join(p.overrides, " "),
                        top.run_store.empty() ? "" : fmt::format("  -> {}", run_dir_of(p).string()), done ? "  [finished]" : "");
         }
+        // What is left, for planning a long campaign (stderr: stdout stays one line per point).
+        const std::size_t left = points.size() - finished;
+        std::string estimate;
+        if (finished && left && seconds > 0)
+            estimate = fmt::format("; at the finished runs' mean training time ({:.2f} h) about {:.1f} core-hours of "
+                                   "training left", seconds / finished / 3600, seconds / finished * left / 3600);
+        fmt::print(stderr, "# {} of {} run(s) finished, {} left{}\n", finished, points.size(), left, estimate);
         return 0;
     }
 
