@@ -745,6 +745,7 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
         if (finished && left && seconds > 0)
             estimate = fmt::format("; at the finished runs' mean training time ({:.2f} h) about {:.1f} core-hours of "
                                    "training left", seconds / finished / 3600, seconds / finished * left / 3600);
+        std::fflush(stdout);  // after the points, also through a pipe
         fmt::print(stderr, "# {} of {} run(s) finished, {} left{}\n", finished, points.size(), left, estimate);
         return 0;
     }
