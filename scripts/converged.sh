@@ -8,6 +8,8 @@
 #   scripts/converged.sh            # RELPOS=path/to/relpos, JOBS=N to change the defaults
 #   START_BEFORE=+90m scripts/converged.sh   # start no new run after 90 minutes (or @<unix time>); the
 #                                            # running ones finish: for a machine you hold for a while
+#   FINISH_BY=@$(date -d 17:30 +%s) scripts/converged.sh   # start a run only while it can finish by then
+#                                            # (the longest finished run + 10% + 5 min): for a session that ends
 #   KEEP_OPENBLAS_CORETYPE=1 scripts/converged.sh   # keep an OPENBLAS_CORETYPE set in the environment
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +32,14 @@ if [ -n "${START_BEFORE:-}" ]; then
     +*m) deadline=(--start-before "@$(( $(date +%s) + ${START_BEFORE:1:-1} * 60 ))") ;;
     +*s) deadline=(--start-before "@$(( $(date +%s) + ${START_BEFORE:1:-1} ))") ;;
     *) deadline=(--start-before "$START_BEFORE") ;;
+  esac
+fi
+if [ -n "${FINISH_BY:-}" ]; then
+  case "$FINISH_BY" in
+    +*h) deadline+=(--finish-before "@$(( $(date +%s) + ${FINISH_BY:1:-1} * 3600 ))") ;;
+    +*m) deadline+=(--finish-before "@$(( $(date +%s) + ${FINISH_BY:1:-1} * 60 ))") ;;
+    +*s) deadline+=(--finish-before "@$(( $(date +%s) + ${FINISH_BY:1:-1} ))") ;;
+    *) deadline+=(--finish-before "$FINISH_BY") ;;
   esac
 fi
 for t in 1 3 2; do

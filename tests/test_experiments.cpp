@@ -493,6 +493,33 @@ TEST_CASE("runner/start_before_starts_no_new_run_after_the_deadline", "[runner][
     fs::remove_all(dir);
 }
 
+// --finish-before: with no finished run it acts as --start-before; once a run has finished, a new one
+// starts only while that run's length (+10% and 5 minutes) still fits before the time.
+TEST_CASE("runner/finish_before_starts_only_runs_that_can_finish", "[runner][cli]") {
+    const std::string dir = fresh_dir("finish_before");
+    const std::string run = "cd '" + std::string(RELPOS_SOURCE_DIR) + "' && " + test::kRelposBin +
+                            " run tests/fixtures/tiny_copy.yaml results_dir=" + dir + " --quiet -j 1 ";
+    const fs::path runs = fs::path(dir) / "tiny_copy" / "runs";
+    test::Cmd c = test::sh(run + "'sweep.seeds=[1]' --finish-before +1h");  // nothing timed yet: starts
+    INFO(c.out);
+    REQUIRE(c.code == 0);
+    CHECK_THAT(c.out, Catch::Contains("no finished run to time yet"));
+    REQUIRE(fs::exists(runs / "seed=1" / "results.json"));
+    // seed 1 took seconds: 5 minutes and a bit are needed, 4 are left -> seed 2 does not start
+    c = test::sh(run + "'sweep.seeds=[1, 2]' --finish-before +4m");
+    CHECK(c.code == 0);
+    CHECK_THAT(c.out, Catch::Contains("1 run(s) not started: the last start --finish-before allows had passed"));
+    CHECK_FALSE(fs::exists(runs / "seed=2" / "results.json"));
+    c = test::sh(run + "'sweep.seeds=[1, 2]' --finish-before +10m");
+    CHECK(c.code == 0);
+    CHECK_THAT(c.out, Catch::Contains("a run takes up to 5 min here"));
+    CHECK(fs::exists(runs / "seed=2" / "results.json"));
+    c = test::sh(run + "--finish-before 17:00");
+    CHECK(c.code == 2);
+    CHECK_THAT(c.out, Catch::Contains("--finish-before '17:00': expected +<minutes>m"));
+    fs::remove_all(dir);
+}
+
 TEST_CASE("decode/greedy_is_beam_one_and_beam_scores_at_least_greedy", "[decode]") {
     auto pf = test::positions<float>({{"shaw", {{"k", "2"}}}});
     nn::TransformerConfig tc = test::tiny_config(12);

@@ -74,6 +74,11 @@ int main(int argc, char** argv) {
     run->add_option("--start-before", start_before,
                     "start no new run after this time, and let the running ones finish: +90m, +2h, +45s from now, or "
                     "@<unix time> (e.g. @$(date -d 14:00 +%s)); the runs left over start when the command is run again");
+    std::string finish_before;
+    run->add_option("--finish-before", finish_before,
+                    "start a new run only while it can finish before this time (same forms as --start-before): the "
+                    "expected length is the longest finished run of the sweep (training time + 10% + 5 minutes), so a "
+                    "machine held until a known time trains to the end without starting a run it would lose");
     bool list_points = false;
     run->add_flag("--list", list_points, "list the sweep points (run ids, overrides, which have finished) and how many core-hours of training are left, without running anything");
 
@@ -160,6 +165,9 @@ int main(int argc, char** argv) {
             if (!shard.empty()) ro.shard = parse_shard(shard);
             if (!start_before.empty())
                 ro.start_before = parse_start_before(start_before, static_cast<std::int64_t>(std::time(nullptr)));
+            if (!finish_before.empty())
+                ro.finish_before = parse_start_before(finish_before, static_cast<std::int64_t>(std::time(nullptr)),
+                                                      "--finish-before");
             return run_experiment(run_config, run_overrides, ro);
         }
         if (*report) return cmd_report(report_dir);

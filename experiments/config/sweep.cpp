@@ -194,10 +194,10 @@ Shard parse_shard(const std::string& text) {
     return s;
 }
 
-std::int64_t parse_start_before(const std::string& text, std::int64_t now) {
+std::int64_t parse_start_before(const std::string& text, std::int64_t now, const std::string& option) {
     const std::string usage = fmt::format(
-        "--start-before '{}': expected +<minutes>m, +<hours>h, +<seconds>s (from now) or @<unix time> (e.g. "
-        "@$(date -d 14:00 +%s))", text);
+        "{} '{}': expected +<minutes>m, +<hours>h, +<seconds>s (from now) or @<unix time> (e.g. "
+        "@$(date -d 14:00 +%s))", option, text);
     auto number = [&](const std::string& s) {
         if (s.empty() || s.size() > 12 ||
             !std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))

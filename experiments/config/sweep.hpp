@@ -44,7 +44,7 @@ Shard parse_shard(const std::string& text);
 // --start-before: "+90m", "+2h", "+45s" (from `now`) or "@1764000000" (a Unix time, e.g. from
 // `date -d 14:00 +%s`): the time after which `relpos run` starts no new run (the running ones finish).
 // Returns the Unix time; throws ConfigError with the accepted forms.
-std::int64_t parse_start_before(const std::string& text, std::int64_t now);
+std::int64_t parse_start_before(const std::string& text, std::int64_t now, const std::string& option = "--start-before");
 // The points whose position in `points` is i modulo n: shards 0..n-1 are disjoint and cover all points.
 std::vector<SweepPoint> select_shard(const std::vector<SweepPoint>& points, std::size_t i, std::size_t n);
 inline std::vector<SweepPoint> select_shard(const std::vector<SweepPoint>& points, const Shard& s) {

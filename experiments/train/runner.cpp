@@ -16,6 +16,7 @@
 #include <set>
 #include <thread>
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -841,9 +842,32 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
     for (auto& m : data_messages) progress.message(m);
     if (const std::string note = blas::core_type_notice(); !note.empty()) progress.message(note);
 
+    // --finish-before: the last moment a run may start is that time less the longest finished run of the
+    // sweep (its training time + 10% + 5 minutes for evaluation and slack).
+    std::optional<std::int64_t> start_before = opt.start_before;
+    if (opt.finish_before) {
+        double longest = 0;
+        for (const auto& p : points) {
+            const fs::path results = run_dir_of(p) / "results.json";
+            if (!fs::exists(results)) continue;
+            const Json j = Json::parse(read_text_file(results.string()), nullptr, false);
+            if (j.is_object() && j.contains("train_seconds") && j["train_seconds"].is_number())
+                longest = std::max(longest, j["train_seconds"].get<double>());
+        }
+        const std::int64_t need = longest > 0 ? static_cast<std::int64_t>(longest * 1.1) + 300 : 0;
+        const std::int64_t last_start = *opt.finish_before - need;
+        if (!start_before || last_start < *start_before) start_before = last_start;
+        const std::time_t t = static_cast<std::time_t>(last_start);
+        std::tm tm{};
+        localtime_r(&t, &tm);
+        progress.message(longest > 0 ? fmt::format("--finish-before: a run takes up to {:.0f} min here (the longest finished "
+                                                   "run's training + 10% + 5 min), so new runs start until {:%H:%M}",
+                                                   need / 60.0, tm)
+                                     : "--finish-before: no finished run to time yet, so new runs start until that time");
+    }
     int worst = 0;
     std::size_t next = 0;
-    bool deadline_passed = false;  // --start-before: the points from `next` on were not started
+    bool deadline_passed = false;  // --start-before / --finish-before: the points from `next` on were not started
     std::exception_ptr failure;
     auto worker = [&] {
         for (;;) {
@@ -851,7 +875,7 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
             {
                 std::lock_guard<std::mutex> lk(mu);
                 if (next >= points.size() || failure || g_stop_requested.load()) return;
-                if (opt.start_before && static_cast<std::int64_t>(std::time(nullptr)) >= *opt.start_before) {
+                if (start_before && static_cast<std::int64_t>(std::time(nullptr)) >= *start_before) {
                     deadline_passed = true;
                     return;
                 }
@@ -881,9 +905,10 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
         std::size_t left = 0;
         for (std::size_t k = next; k < points.size(); ++k) left += !fs::exists(run_dir_of(points[k]) / "results.json");
         if (left)
-            progress.message(fmt::format("{} run(s) not started: --start-before had passed (run the same command again "
+            progress.message(fmt::format("{} run(s) not started: {} had passed (run the same command again "
                                          "to train them; finished runs are skipped)",
-                                         left));
+                                         left, opt.start_before && start_before == opt.start_before ? "--start-before"
+                                                                                                     : "the last start --finish-before allows"));
     }
     if (g_stop_requested.load()) {
         // Ctrl-C stops the sweep, not a run being evaluated: a run that had finished training when it came

@@ -59,6 +59,10 @@ struct RunOptions {
     bool list_only = false;  // print the sweep points (ids and overrides) and stop
     // Unix time after which no new run starts (--start-before); the running ones finish.
     std::optional<std::int64_t> start_before;
+    // Unix time by which every run this command starts should have finished (--finish-before): a new run
+    // starts only while there is time for the longest finished run of the sweep (+10% and 5 minutes);
+    // with no finished run yet it acts as --start-before.
+    std::optional<std::int64_t> finish_before;
 };
 
 // `relpos run`: every (selected) sweep point; finished runs are skipped, interrupted ones resumed.
