@@ -9,7 +9,7 @@
 #   START_BEFORE=+90m scripts/converged.sh   # start no new run after 90 minutes (or @<unix time>); the
 #                                            # running ones finish: for a machine you hold for a while
 #   FINISH_BY=@$(date -d 17:30 +%s) scripts/converged.sh   # start a run only while it can finish by then
-#                                            # (the longest finished run + 10% + 5 min): for a session that ends
+#                                            # (most updates of a finished run at the latest pace, +10%, +5 min): for a session that ends
 #   KEEP_OPENBLAS_CORETYPE=1 scripts/converged.sh   # keep an OPENBLAS_CORETYPE set in the environment
 set -euo pipefail
 cd "$(dirname "$0")/.."

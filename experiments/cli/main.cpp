@@ -77,7 +77,8 @@ int main(int argc, char** argv) {
     std::string finish_before;
     run->add_option("--finish-before", finish_before,
                     "start a new run only while it can finish before this time (same forms as --start-before): the "
-                    "expected length is the longest finished run of the sweep (training time + 10% + 5 minutes), so a "
+                    "expected length is the most updates a finished run of the sweep took, at the pace of the latest one, + 10% "
+                    "+ 5 minutes, so a "
                     "machine held until a known time trains to the end without starting a run it would lose");
     bool list_points = false;
     run->add_flag("--list", list_points, "list the sweep points (run ids, overrides, which have finished) and how many core-hours of training are left, without running anything");

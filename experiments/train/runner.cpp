@@ -842,27 +842,40 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
     for (auto& m : data_messages) progress.message(m);
     if (const std::string note = blas::core_type_notice(); !note.empty()) progress.message(note);
 
-    // --finish-before: the last moment a run may start is that time less the longest finished run of the
-    // sweep (its training time + 10% + 5 minutes for evaluation and slack).
+    // --finish-before: the last moment a run may start is that time less the longest run the sweep has
+    // seen, at this machine's pace: the most updates a finished run took, times the seconds per update of
+    // the most recently finished one (runs of other machines and layouts ran at other speeds), + 10% and
+    // 5 minutes for evaluation and slack.
     std::optional<std::int64_t> start_before = opt.start_before;
     if (opt.finish_before) {
-        double longest = 0;
+        double most_steps = 0, pace = 0, longest = 0;
+        std::string latest;
         for (const auto& p : points) {
             const fs::path results = run_dir_of(p) / "results.json";
             if (!fs::exists(results)) continue;
             const Json j = Json::parse(read_text_file(results.string()), nullptr, false);
-            if (j.is_object() && j.contains("train_seconds") && j["train_seconds"].is_number())
-                longest = std::max(longest, j["train_seconds"].get<double>());
+            if (!j.is_object() || !j.contains("train_seconds") || !j["train_seconds"].is_number() || !j.contains("steps") ||
+                !j["steps"].is_number() || j["steps"].get<double>() <= 0)
+                continue;
+            const double seconds = j["train_seconds"].get<double>(), steps = j["steps"].get<double>();
+            most_steps = std::max(most_steps, steps);
+            const std::string finished = j.value("finished", std::string());
+            if (pace == 0 || finished > latest) {
+                latest = finished;
+                pace = seconds / steps;
+            }
         }
+        longest = most_steps * pace;
         const std::int64_t need = longest > 0 ? static_cast<std::int64_t>(longest * 1.1) + 300 : 0;
         const std::int64_t last_start = *opt.finish_before - need;
         if (!start_before || last_start < *start_before) start_before = last_start;
         const std::time_t t = static_cast<std::time_t>(last_start);
         std::tm tm{};
         localtime_r(&t, &tm);
-        progress.message(longest > 0 ? fmt::format("--finish-before: a run takes up to {:.0f} min here (the longest finished "
-                                                   "run's training + 10% + 5 min), so new runs start until {:%H:%M}",
-                                                   need / 60.0, tm)
+        progress.message(longest > 0 ? fmt::format("--finish-before: a run takes up to {:.0f} min here ({:.0f} updates, the "
+                                                   "most a finished run took, at {:.3f} s each, the pace of the latest; + 10% "
+                                                   "+ 5 min), so new runs start until {:%H:%M}",
+                                                   need / 60.0, most_steps, pace, tm)
                                      : "--finish-before: no finished run to time yet, so new runs start until that time");
     }
     int worst = 0;

@@ -60,8 +60,8 @@ struct RunOptions {
     // Unix time after which no new run starts (--start-before); the running ones finish.
     std::optional<std::int64_t> start_before;
     // Unix time by which every run this command starts should have finished (--finish-before): a new run
-    // starts only while there is time for the longest finished run of the sweep (+10% and 5 minutes);
-    // with no finished run yet it acts as --start-before.
+    // starts only while there is time for the most updates a finished run of the sweep took, at the pace
+    // of the latest finished run (+10% and 5 minutes); with no finished run yet it acts as --start-before.
     std::optional<std::int64_t> finish_before;
 };
 
