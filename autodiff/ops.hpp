@@ -53,6 +53,13 @@ template <class T> Var<T> matmul(const Var<T>& a, const Var<T>& b, bool trans_a 
 // Fused affine map: x (..., in) · w (in, out) + b (out,) -> (..., out); b may be undefined.
 // One gemm with the bias preloaded into the output; the bias gradient is a column sum.
 template <class T> Var<T> linear(const Var<T>& x, const Var<T>& w, const Var<T>& b);
+// relu(linear(x, w, b)) and linear(x, w, b) * scale as one op: the epilogue runs in place on the gemm's
+// output (the same numbers as the two ops, one pass over the output and one gradient buffer fewer).
+template <class T> Var<T> linear_relu(const Var<T>& x, const Var<T>& w, const Var<T>& b);
+// dropout(relu(linear(x, w, b)), p, rng, training) as one op: the same draws, mask and numbers.
+template <class T>
+Var<T> linear_relu_dropout(const Var<T>& x, const Var<T>& w, const Var<T>& b, double p, Rng& rng, bool training);
+template <class T> Var<T> linear_scaled(const Var<T>& x, const Var<T>& w, const Var<T>& b, T scale);
 
 // ---- shape (ops_shape.cpp)
 template <class T> Var<T> reshape(const Var<T>& a, const Shape& shape);

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "autodiff/blas.hpp"
+#include "autodiff/dropout_kernel.hpp"
 #include "autodiff/parallel.hpp"
 #include "autodiff/ops.hpp"
 
@@ -165,14 +166,21 @@ Var<T> matmul(const Var<T>& a, const Var<T>& b, bool ta, bool tb) {
         "matmul");
 }
 
+namespace {
+// linear with an elementwise epilogue applied in place to the gemm's output (the same numbers as the
+// separate ops after it, without their passes over the output and their gradient buffers): relu, then
+// dropout with probability drop_p from *rng when rng is set; or a scale.
+enum class Epilogue { None, Relu, Scale };
+
 template <class T>
-Var<T> linear(const Var<T>& x, const Var<T>& w, const Var<T>& b) {
+Var<T> linear_with(const Var<T>& x, const Var<T>& w, const Var<T>& b, Epilogue epi, T scale, const char* name,
+                   double drop_p = 0, Rng* rng = nullptr) {
     const Shape sx = x.shape(), sw = w.shape();
     if (sx.empty() || sw.size() != 2 || sx.back() != sw[0])
-        shape_fail("linear", fmt::format("cannot multiply {} by weight {}", shape_str(sx), shape_str(sw)));
+        shape_fail(name, fmt::format("cannot multiply {} by weight {}", shape_str(sx), shape_str(sw)));
     const std::size_t in = sw[0], out = sw[1], rows = x.numel() / std::max<std::size_t>(in, 1);
     if (b.defined() && b.shape() != Shape{out})
-        shape_fail("linear", fmt::format("bias {} does not match weight {}", shape_str(b.shape()), shape_str(sw)));
+        shape_fail(name, fmt::format("bias {} does not match weight {}", shape_str(b.shape()), shape_str(sw)));
     Shape so = sx;
     so.back() = out;
     Array<T> y = uninit<T>(so);  // (rows, out)
@@ -180,14 +188,38 @@ Var<T> linear(const Var<T>& x, const Var<T>& w, const Var<T>& b) {
     if (b.defined())
         for (std::size_t r = 0; r < rows; ++r) std::copy_n(b.data(), out, py + r * out);
     blas::gemm(false, false, rows, out, in, T(1), x.data(), in, w.data(), out, b.defined() ? T(1) : T(0), py, out);
+    const std::size_t n = rows * out;
+    if (epi == Epilogue::Relu)
+        for (std::size_t i = 0; i < n; ++i) py[i] = py[i] > T(0) ? py[i] : T(0);
+    else if (epi == Epilogue::Scale)
+        for (std::size_t i = 0; i < n; ++i) py[i] = py[i] * scale;
+    std::vector<std::uint8_t> keep;
+    if (rng) {
+        keep.resize(n);
+        detail::dropout_forward(py, py, n, drop_p, *rng, keep.data());
+    }
+    const T drop_scale = rng ? detail::dropout_scale<T>(drop_p) : T(1);
     std::vector<Var<T>> parents = {x, w};
     if (b.defined()) parents.push_back(b);
     return make_result<T>(
         std::move(y), parents,
-        [rows, in, out](Node<T>& self) {
+        [rows, in, out, epi, scale, keep = std::move(keep), drop_scale](Node<T>& self) {
             auto& X = *self.parents[0];
             auto& W = *self.parents[1];
-            const T* g = self.grad.data();  // (rows, out)
+            // The epilogue's backward in place on this node's own gradient (released after this call), in
+            // the separate ops' order: dropout's g * (keep * 1 / (1 - p)), then relu's mask (its output
+            // > 0; where dropout zeroed the output, the gradient is already a zero of the same sign),
+            // or the scale.
+            T* gm = self.grad.data();  // (rows, out)
+            const T* yv = self.value.data();
+            const std::size_t n = rows * out;
+            if (!keep.empty())
+                for (std::size_t i = 0; i < n; ++i) gm[i] = gm[i] * (T(keep[i]) * drop_scale);
+            if (epi == Epilogue::Relu)
+                for (std::size_t i = 0; i < n; ++i) gm[i] = gm[i] * (yv[i] > T(0) ? T(1) : T(0));
+            else if (epi == Epilogue::Scale)
+                for (std::size_t i = 0; i < n; ++i) gm[i] = gm[i] * scale;
+            const T* g = gm;
             if (X.requires_grad) {  // dX = G Wᵀ (assigned when X has no gradient yet)
                 auto [dx, acc] = grad_target(X);
                 blas::gemm(false, true, rows, in, out, T(1), g, out, W.value.data(), out, acc ? T(1) : T(0), dx, in);
@@ -200,11 +232,37 @@ Var<T> linear(const Var<T>& x, const Var<T>& w, const Var<T>& b) {
                     for (std::size_t j = 0; j < out; ++j) db[j] += g[r * out + j];
             }
         },
-        "linear");
+        name);
+}
+}  // namespace
+
+template <class T>
+Var<T> linear(const Var<T>& x, const Var<T>& w, const Var<T>& b) {
+    return linear_with(x, w, b, Epilogue::None, T(1), "linear");
+}
+template <class T>
+Var<T> linear_relu(const Var<T>& x, const Var<T>& w, const Var<T>& b) {
+    return linear_with(x, w, b, Epilogue::Relu, T(1), "linear_relu");
+}
+template <class T>
+Var<T> linear_relu_dropout(const Var<T>& x, const Var<T>& w, const Var<T>& b, double p, Rng& rng, bool training) {
+    if (p < 0 || p >= 1) throw std::invalid_argument(fmt::format("dropout: p must be in [0, 1), got {}", p));
+    if (!training || p == 0) return linear_relu(x, w, b);
+    return linear_with(x, w, b, Epilogue::Relu, T(1), "linear_relu_dropout", p, &rng);
+}
+template <class T>
+Var<T> linear_scaled(const Var<T>& x, const Var<T>& w, const Var<T>& b, T scale) {
+    return linear_with(x, w, b, Epilogue::Scale, scale, "linear_scaled");
 }
 
 template Var<float> linear(const Var<float>&, const Var<float>&, const Var<float>&);
 template Var<double> linear(const Var<double>&, const Var<double>&, const Var<double>&);
+template Var<float> linear_relu(const Var<float>&, const Var<float>&, const Var<float>&);
+template Var<double> linear_relu(const Var<double>&, const Var<double>&, const Var<double>&);
+template Var<float> linear_relu_dropout(const Var<float>&, const Var<float>&, const Var<float>&, double, Rng&, bool);
+template Var<double> linear_relu_dropout(const Var<double>&, const Var<double>&, const Var<double>&, double, Rng&, bool);
+template Var<float> linear_scaled(const Var<float>&, const Var<float>&, const Var<float>&, float);
+template Var<double> linear_scaled(const Var<double>&, const Var<double>&, const Var<double>&, double);
 template Var<float> matmul(const Var<float>&, const Var<float>&, bool, bool);
 template Var<double> matmul(const Var<double>&, const Var<double>&, bool, bool);
 

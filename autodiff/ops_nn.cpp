@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "autodiff/dropout_kernel.hpp"
 #include "autodiff/ops.hpp"
 #include "autodiff/parallel.hpp"
 
@@ -50,32 +51,10 @@ Var<T> dropout(const Var<T>& a, double p, Rng& rng, bool training) {
     if (p < 0 || p >= 1) throw std::invalid_argument(fmt::format("dropout: p must be in [0, 1), got {}", p));
     if (!training || p == 0) return a;
     const std::size_t n = a.numel();
-    const T scale = T(1) / T(1 - p);
-    // Keep test on 16-bit slices of one 64-bit draw (4 decisions per draw): p is resolved to 1/65536,
-    // and the draws are identical for float and double.
-    const std::uint32_t thresh = static_cast<std::uint32_t>(p * 65536.0 + 0.5);
+    const T scale = detail::dropout_scale<T>(p);
     std::vector<std::uint8_t> keep(n);
     Array<T> out = uninit<T>(a.shape());
-    const T* x = a.data();
-    T* y = out.data();
-    // Decision i is the i-th 16-bit slice of the stream of draws (slice j of a draw is bits 16j..16j+15:
-    // little-endian, so the draws read as an array of uint16 put decision i at index i). The draws are a
-    // serial chain; they go to a small buffer first, so the decisions and the scaling run as vector loops
-    // over it (the same draws and decisions as one draw, four decisions and four stores at a time).
-    static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "dropout reads four decisions per draw as uint16");
-    constexpr std::size_t kChunk = 4096;  // decisions per buffer: 8 KiB of draws, stays in L1
-    std::uint64_t draws[kChunk / 4];
-    std::uint16_t slices[kChunk];
-    for (std::size_t c0 = 0; c0 < n; c0 += kChunk) {
-        const std::size_t m = std::min(kChunk, n - c0);
-        for (std::size_t d = 0; d < (m + 3) / 4; ++d) draws[d] = rng.next_u64();
-        std::memcpy(slices, draws, m * sizeof(std::uint16_t));
-        std::uint8_t* __restrict k = keep.data() + c0;
-        for (std::size_t i = 0; i < m; ++i) k[i] = slices[i] >= thresh;
-        const T* __restrict xi = x + c0;
-        T* __restrict yi = y + c0;
-        for (std::size_t i = 0; i < m; ++i) yi[i] = xi[i] * (T(k[i]) * scale);
-    }
+    detail::dropout_forward(a.data(), out.data(), n, p, rng, keep.data());
     return make_result<T>(
         std::move(out), {a},
         [keep = std::move(keep), scale](Node<T>& self) {

@@ -59,7 +59,7 @@ Var<T> MultiHeadAttention<T>::forward(const Var<T>& x, const Var<T>& kv, const A
         shape_fail("attention", fmt::format("queries must be (B, L, {}), got {}", d_model_, shape_str(x.shape())));
     const std::size_t B = x.dim(0), Lq = x.dim(1);
     const T scale = T(1.0 / std::sqrt(double(head_dim_)));
-    Var<T> q = split_heads(q_proj->forward(x)) * scale;  // (B, H, Lq, d), pre-scaled by 1/sqrt(d)
+    Var<T> q = split_heads(q_proj->forward_scaled(x, scale));  // (B, H, Lq, d), pre-scaled by 1/sqrt(d)
     Var<T> k, v;                                          // (B, H, Lk, d)
     if (cache && site_.kind == AttentionSite::Cross && cache->k.defined()) {
         k = cache->k;  // memory projected at the first step

@@ -13,6 +13,7 @@ public:
     }
     Var<T> forward(const Var<T>& x) const { return dropout(x, p_, *rng_, this->training()); }
     double p() const { return p_; }
+    Rng& rng() const { return *rng_; }  // for ops that fuse this dropout (linear_relu_dropout)
 
 private:
     double p_;

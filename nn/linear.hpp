@@ -17,6 +17,8 @@ public:
     Var<T> forward(const Var<T>& x) const {
         return linear(x, weight, bias);
     }
+    // forward(x) * scale as one fused op (the same numbers).
+    Var<T> forward_scaled(const Var<T>& x, T scale) const { return linear_scaled(x, weight, bias, scale); }
     std::size_t in_features() const { return in_; }
     std::size_t out_features() const { return out_; }
 

@@ -109,6 +109,46 @@ TEST_CASE("values/gelu_relu", "[values]") {
     require_close(gelu(x).value(), arr({3}, {-0.15865525393145707, 0, 1.9544997361036416}), 1e-12);
 }
 
+TEST_CASE("values/linear_epilogues_equal_the_separate_ops_bit_for_bit", "[values]") {
+    // linear_relu_dropout replaces dropout(relu(linear)) in the FFN and linear_scaled linear * scale in
+    // attention's query projection: values, every gradient and the dropout stream's state afterwards
+    // must be the same, bit for bit, not merely close.
+    using F = Var<float>;
+    enum Kind { Relu, ReluDropout, Scale };
+    auto run = [](bool fused, Kind kind) {
+        F x = leaf<float>({3, 7, 16}, 11), w = leaf<float>({16, 24}, 12, 0.3), b = leaf<float>({24}, 13, 0.5);
+        Rng rng(21);
+        F y;
+        if (kind == Relu) y = fused ? linear_relu(x, w, b) : relu(linear(x, w, b));
+        if (kind == ReluDropout)
+            y = fused ? linear_relu_dropout(x, w, b, 0.3, rng, true) : dropout(relu(linear(x, w, b)), 0.3, rng, true);
+        if (kind == Scale) y = fused ? linear_scaled(x, w, b, 0.17677669f) : linear(x, w, b) * 0.17677669f;
+        // a non-uniform upstream gradient (some negative: the masks must act on it unchanged)
+        sum(y * F(randn<float>({3, 7, 24}, 14), false)).backward();
+        Array<float> next = uninit<float>({1});
+        next(0) = float(rng.next_u64() % 1000);
+        return std::vector<Array<float>>{y.value(), x.grad(), w.grad(), b.grad(), next};
+    };
+    for (Kind kind : {Relu, ReluDropout, Scale}) {
+        INFO("epilogue " << int(kind));
+        const auto a = run(true, kind), c = run(false, kind);
+        std::size_t zeros = 0;
+        for (float v : a[0]) zeros += v == 0.0f;
+        if (kind == Relu) REQUIRE(zeros > 150);         // relu's mask is exercised (about half of 504)
+        if (kind == ReluDropout) REQUIRE(zeros > 300);  // and dropout's on top of it (about 65%)
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            REQUIRE(shape_of(a[i]) == shape_of(c[i]));
+            REQUIRE(std::memcmp(a[i].data(), c[i].data(), a[i].size() * sizeof(float)) == 0);
+        }
+    }
+    // not in training (or p = 0): plain linear_relu, no draw
+    F x = leaf<float>({2, 16}, 11), w = leaf<float>({16, 8}, 12), b = leaf<float>({8}, 13);
+    Rng r1(5), r2(5);
+    const Array<float> e = linear_relu_dropout(x, w, b, 0.3, r1, false).value();
+    REQUIRE(std::memcmp(e.data(), linear_relu(x, w, b).value().data(), e.size() * sizeof(float)) == 0);
+    REQUIRE(r1.next_u64() == r2.next_u64());
+}
+
 TEST_CASE("values/dropout", "[values]") {
     Array<float> ones = full<float>({100000}, 1.f);
     Var<float> a(ones, true);

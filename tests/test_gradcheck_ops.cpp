@@ -107,6 +107,10 @@ std::vector<OpRow> op_table() {
         [](auto& x) { return matmul(x[0], x[1], true, false); });
     row("linear", "x (2,3,4) w (4,5) + b (5,)", {{{2, 3, 4}}, {{4, 5}}, {{5}}}, [](auto& x) { return linear(x[0], x[1], x[2]); });
     row("linear", "no bias", {{{2, 3, 4}}, {{4, 5}}}, [](auto& x) { return linear(x[0], x[1], V()); });
+    row("linear_relu", "x (2,3,4) w (4,5) + b (5,), relu in the epilogue (fixed draw: no output near 0)",
+        {{{2, 3, 4}}, {{4, 5}}, {{5}}}, [](auto& x) { return linear_relu(x[0], x[1], x[2]); });
+    row("linear_scaled", "x (2,3,4) w (4,5) + b (5,), times 0.35", {{{2, 3, 4}}, {{4, 5}}, {{5}}},
+        [](auto& x) { return linear_scaled(x[0], x[1], x[2], 0.35); });
 
     // ---- shape
     row("reshape", "(2,3,4) -> (6,4), used twice", {{{2, 3, 4}}},
@@ -183,6 +187,14 @@ std::vector<OpRow> op_table() {
             rng->reseed(7);
             return dropout(x[0], 0.3, *rng, true);
         });
+    }
+    {
+        auto rng = std::make_shared<Rng>(9);
+        row("linear_relu_dropout", "x (2,3,4) w (4,5) + b (5,), p = 0.3, training, same mask every time",
+            {{{2, 3, 4}}, {{4, 5}}, {{5}}}, [rng](auto& x) {
+                rng->reseed(9);
+                return linear_relu_dropout(x[0], x[1], x[2], 0.3, *rng, true);
+            });
     }
     row("layer_norm", "x (2,3,6), gamma, beta", {{{2, 3, 6}}, {{6}}, {{6}}}, [](auto& x) { return layer_norm(x[0], x[1], x[2]); });
 
