@@ -189,10 +189,14 @@ Var<T> linear_with(const Var<T>& x, const Var<T>& w, const Var<T>& b, Epilogue e
         for (std::size_t r = 0; r < rows; ++r) std::copy_n(b.data(), out, py + r * out);
     blas::gemm(false, false, rows, out, in, T(1), x.data(), in, w.data(), out, b.defined() ? T(1) : T(0), py, out);
     const std::size_t n = rows * out;
-    if (epi == Epilogue::Relu)
-        for (std::size_t i = 0; i < n; ++i) py[i] = py[i] > T(0) ? py[i] : T(0);
-    else if (epi == Epilogue::Scale)
-        for (std::size_t i = 0; i < n; ++i) py[i] = py[i] * scale;
+    constexpr std::size_t kGrain = 1 << 14;  // elements per parallel chunk, at least
+    if (epi != Epilogue::None)
+        parallel::parallel_for(n, kGrain, [&](std::size_t i0, std::size_t i1) {
+            if (epi == Epilogue::Relu)
+                for (std::size_t i = i0; i < i1; ++i) py[i] = py[i] > T(0) ? py[i] : T(0);
+            else
+                for (std::size_t i = i0; i < i1; ++i) py[i] = py[i] * scale;
+        });
     std::vector<std::uint8_t> keep;
     if (rng) {
         keep.resize(n);
@@ -212,13 +216,16 @@ Var<T> linear_with(const Var<T>& x, const Var<T>& w, const Var<T>& b, Epilogue e
             // or the scale.
             T* gm = self.grad.data();  // (rows, out)
             const T* yv = self.value.data();
-            const std::size_t n = rows * out;
-            if (!keep.empty())
-                for (std::size_t i = 0; i < n; ++i) gm[i] = gm[i] * (T(keep[i]) * drop_scale);
-            if (epi == Epilogue::Relu)
-                for (std::size_t i = 0; i < n; ++i) gm[i] = gm[i] * (yv[i] > T(0) ? T(1) : T(0));
-            else if (epi == Epilogue::Scale)
-                for (std::size_t i = 0; i < n; ++i) gm[i] = gm[i] * scale;
+            const std::uint8_t* kp = keep.empty() ? nullptr : keep.data();
+            if (epi != Epilogue::None)
+                parallel::parallel_for(rows * out, 1 << 14, [&](std::size_t i0, std::size_t i1) {
+                    if (kp)
+                        for (std::size_t i = i0; i < i1; ++i) gm[i] = gm[i] * (T(kp[i]) * drop_scale);
+                    if (epi == Epilogue::Relu)
+                        for (std::size_t i = i0; i < i1; ++i) gm[i] = gm[i] * (yv[i] > T(0) ? T(1) : T(0));
+                    else
+                        for (std::size_t i = i0; i < i1; ++i) gm[i] = gm[i] * scale;
+                });
             const T* g = gm;
             if (X.requires_grad) {  // dX = G Wᵀ (assigned when X has no gradient yet)
                 auto [dx, acc] = grad_target(X);
