@@ -117,6 +117,13 @@ public:
     }
     // Longest sequence this encoding accepts (learned absolute tables have a limit).
     virtual std::size_t max_length() const { return static_cast<std::size_t>(-1); }
+    // Whether this encoding, as configured, adds nothing to the model: no parameter, no random draw, no
+    // change to any value (e.g. Shaw with neither a^K nor a^V). Such a model is the model without
+    // positions bit for bit, so a run store names its run as {type: none}'s and trains it once.
+    // Randomized positions draw from a stream, so an encoding with them never is.
+    bool same_as_none() const { return randomized_ == 0 && adds_nothing(); }
+    // What same_as_none asks an encoding; override only where the claim has been checked bit for bit.
+    virtual bool adds_nothing() const { return false; }
 
 protected:
     std::shared_ptr<PositionMap> map_ = std::make_shared<PositionMap>();

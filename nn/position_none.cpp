@@ -7,6 +7,7 @@ template <class T>
 class NoPosition : public PositionEncoding<T> {
 public:
     NoPosition(Options&, const PositionContext&) {}
+    bool adds_nothing() const override { return true; }
 };
 
 void register_none(PositionRegistry& r) {

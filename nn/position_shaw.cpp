@@ -118,6 +118,9 @@ public:
         if (!o_.keys && !o_.values) return nullptr;  // Table 3's "neither" row: no parameters at all
         return std::make_shared<ShawAttention<T>>(o_, site, rng, this->position_map_handle(site));
     }
+    // Table 3's "neither" row: for_attention hands out no hook, so no table, no draw (checked against
+    // {type: none}: 60 updates of the tables' model, every parameter array cmp-equal).
+    bool adds_nothing() const override { return !o_.keys && !o_.values; }
 
 private:
     ShawOptions o_;

@@ -42,6 +42,13 @@ std::string fresh_dir(const std::string& name) {
     return d.string();
 }
 
+// The command line that runs the tiny copy fixture into `dir` from the source tree, `extra` (overrides
+// and options) appended; callers add more options after it.
+std::string tiny_run(const std::string& dir, const std::string& extra) {
+    return "cd '" + std::string(RELPOS_SOURCE_DIR) + "' && " + test::kRelposBin + " run tests/fixtures/tiny_copy.yaml results_dir=" +
+           dir + " " + extra + " ";
+}
+
 std::string slurp(const fs::path& p) {
     std::ifstream f(p);
     return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -446,9 +453,7 @@ TEST_CASE("json/numbers_strings_and_lines_are_written_right", "[json]") {
 // A seq2seq split asked only for teacher-forced metrics (loss, ppl) is scored without decoding it.
 TEST_CASE("runner/loss_only_evaluation_decodes_nothing", "[runner][e2e]") {
     const std::string dir = fresh_dir("loss_only");
-    const std::string run = "cd '" + std::string(RELPOS_SOURCE_DIR) + "' && " + test::kRelposBin +
-                            " run tests/fixtures/tiny_copy.yaml results_dir=" + dir +
-                            " 'sweep.seeds=[1]' train.epochs=1 --quiet -j 1 ";
+    const std::string run = tiny_run(dir, "'sweep.seeds=[1]' train.epochs=1 --quiet -j 1");
     const fs::path r = fs::path(dir) / "tiny_copy" / "runs" / "seed=1";
     test::Cmd c = test::sh(run + "'eval.metrics=[loss, ppl]'");
     INFO(c.out);
@@ -471,8 +476,7 @@ TEST_CASE("runner/loss_only_evaluation_decodes_nothing", "[runner][e2e]") {
 // before it nothing changes; a malformed time is refused up front.
 TEST_CASE("runner/start_before_starts_no_new_run_after_the_deadline", "[runner][cli]") {
     const std::string dir = fresh_dir("start_before");
-    const std::string run = "cd '" + std::string(RELPOS_SOURCE_DIR) + "' && " + test::kRelposBin +
-                            " run tests/fixtures/tiny_copy.yaml results_dir=" + dir + " 'sweep.seeds=[1, 2]' --quiet -j 1 ";
+    const std::string run = tiny_run(dir, "'sweep.seeds=[1, 2]' --quiet -j 1");
     const fs::path runs = fs::path(dir) / "tiny_copy" / "runs";
     test::Cmd c = test::sh(run + "--start-before +0s");
     INFO(c.out);
@@ -497,8 +501,7 @@ TEST_CASE("runner/start_before_starts_no_new_run_after_the_deadline", "[runner][
 // starts only while that run's length (+10% and 5 minutes) still fits before the time.
 TEST_CASE("runner/finish_before_starts_only_runs_that_can_finish", "[runner][cli]") {
     const std::string dir = fresh_dir("finish_before");
-    const std::string run = "cd '" + std::string(RELPOS_SOURCE_DIR) + "' && " + test::kRelposBin +
-                            " run tests/fixtures/tiny_copy.yaml results_dir=" + dir + " --quiet -j 1 ";
+    const std::string run = tiny_run(dir, "--quiet -j 1");
     const fs::path runs = fs::path(dir) / "tiny_copy" / "runs";
     test::Cmd c = test::sh(run + "'sweep.seeds=[1]' --finish-before +1h");  // nothing timed yet: starts
     INFO(c.out);

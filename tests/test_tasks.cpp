@@ -334,6 +334,18 @@ TEST_CASE("tasks/Shaw with neither term names the no-position run; the other Tab
     };
     // randomized positions draw from the generator even without a term: a run of its own
     CHECK(id("n1.yaml", "{type: shaw, keys: false, values: false, randomized: 64}") != id("n2.yaml", "{type: none}"));
+    // the rule is the encoding's own claim (adds_nothing), whatever the other options say
+    CHECK(id("n3.yaml", "{type: shaw, k: 4, keys: false, values: false, per_head: true}") == id("n2.yaml", "{type: none}"));
+    CHECK(id("n4.yaml", "{type: sinusoidal}") != id("n2.yaml", "{type: none}"));
+    Rng rng(0);
+    const nn::PositionContext ctx{8, 2, nn::Side::Encoder, &rng};
+    for (const std::string t : {"sinusoidal", "learned", "shaw", "rope", "alibi", "t5", "kerple", "fire"}) {
+        INFO(t);
+        nn::MapOptions o;
+        CHECK_FALSE(nn::make_position<float>(t, o, ctx)->same_as_none());
+    }
+    nn::MapOptions none_opts;
+    CHECK(nn::make_position<float>("none", none_opts, ctx)->same_as_none());
 }
 
 TEST_CASE("tasks/randomized_eval: identity names the run the option's absence names", "[tasks][config]") {

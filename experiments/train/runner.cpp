@@ -332,17 +332,24 @@ std::string run_identity(const ExperimentConfig& c) {
         }
         p.node = node;
     }
-    // Shaw's relative attention with neither term (Table 3's last row) is the model without position
-    // information: no parameter, no random draw, the same computation bit for bit (60 updates of the
-    // tables' model compared array by array), so it names the run {type: none} names and a run store
-    // trains it once. Only where it is the model's one encoding and draws no random positions.
-    if (full.model.position.size() == 1) {
-        auto& p = full.model.position.front();
-        const YAML::Node& n = p.node;
-        const auto is_false = [&](const char* k) { return n[k] && n[k].IsScalar() && n[k].Scalar() == "false"; };
-        if (p.type == "shaw" && n.IsMap() && is_false("keys") && is_false("values") && !n[nn::kRandomizedOption]) {
-            p.type = "none";
-            p.node = YAML::Load("{type: none}");
+    // An encoding that adds nothing as configured (PositionEncoding::same_as_none: Shaw with neither term,
+    // Table 3's last row) is the model without position information, bit for bit, so it names the run
+    // {type: none} names and a run store trains it once. Only where it is the model's one encoding.
+    if (c.model.position.size() == 1) {
+        const auto& spec = c.model.position.front();
+        try {
+            YamlOptions opts = spec.options();
+            Rng rng(0);
+            const nn::PositionContext ctx{static_cast<std::size_t>(std::max<long>(c.model.d_model, 1)),
+                                          static_cast<std::size_t>(std::max<long>(c.model.heads, 1)), nn::Side::Encoder,
+                                          &rng};
+            if (spec.type != "none" && nn::make_position<float>(spec.type, opts, ctx)->same_as_none()) {
+                auto& p = full.model.position.front();
+                p.type = "none";
+                p.node = YAML::Load("{type: none}");
+            }
+        } catch (const std::exception&) {
+            // invalid options are reported by the model's validation, not here
         }
     }
     return config_hash(full);
@@ -415,13 +422,27 @@ void check_results_dir(const std::string& config_path, const fs::path& exp_dir) 
     if (::access(p.c_str(), W_OK | X_OK) != 0) fail(fmt::format("{} is not writable", p.string()));
 }
 
-// The config_hash a finished run's results.json records; "" when it records none (or is not a JSON
-// object), which matches no config, so such a run is refused, never overwritten.
-std::string finished_config_hash(const fs::path& results) {
+// What the runner reads back from a finished run's results.json. config_hash is "" when it records
+// none (or the file is not a JSON object): that matches no config, so such a run is refused, never
+// overwritten. The timing fields are 0 / "" when absent (runs of older versions).
+struct FinishedRun {
+    std::string config_hash;
+    double train_seconds = 0, steps = 0;
+    std::string finished;  // when it finished (ISO 8601, sorts as time)
+};
+FinishedRun read_finished_run(const fs::path& results) {
+    FinishedRun r;
     const Json j = Json::parse(read_text_file(results.string()), nullptr, false);
-    if (!j.is_object() || !j.contains("config_hash") || !j["config_hash"].is_string()) return "";
-    return j["config_hash"].get<std::string>();
+    if (!j.is_object()) return r;
+    auto number = [&](const char* key) { return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0; };
+    auto text = [&](const char* key) { return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : ""; };
+    r.config_hash = text("config_hash");
+    r.train_seconds = number("train_seconds");
+    r.steps = number("steps");
+    r.finished = text("finished");
+    return r;
 }
+std::string finished_config_hash(const fs::path& results) { return read_finished_run(results).config_hash; }
 
 // Whether a run recorded with config hash `recorded` is this point's run: the same config, or one that
 // run_identity names the same (the same computation, e.g. Shaw with neither term and no positions).
@@ -733,9 +754,7 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
             const bool done = fs::exists(results);
             if (done) {
                 ++finished;
-                const Json j = Json::parse(read_text_file(results.string()), nullptr, false);
-                if (j.is_object() && j.contains("train_seconds") && j["train_seconds"].is_number())
-                    seconds += j["train_seconds"].get<double>();
+                seconds += read_finished_run(results).train_seconds;
             }
             fmt::print("{:<40} {}{}{}\n", p.id, fmt::join(p.overrides, " "),
                        top.run_store.empty() ? "" : fmt::format("  -> {}", run_dir_of(p).string()), done ? "  [finished]" : "");
@@ -853,16 +872,12 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
         for (const auto& p : points) {
             const fs::path results = run_dir_of(p) / "results.json";
             if (!fs::exists(results)) continue;
-            const Json j = Json::parse(read_text_file(results.string()), nullptr, false);
-            if (!j.is_object() || !j.contains("train_seconds") || !j["train_seconds"].is_number() || !j.contains("steps") ||
-                !j["steps"].is_number() || j["steps"].get<double>() <= 0)
-                continue;
-            const double seconds = j["train_seconds"].get<double>(), steps = j["steps"].get<double>();
-            most_steps = std::max(most_steps, steps);
-            const std::string finished = j.value("finished", std::string());
-            if (pace == 0 || finished > latest) {
-                latest = finished;
-                pace = seconds / steps;
+            const FinishedRun r = read_finished_run(results);
+            if (r.steps <= 0 || r.train_seconds <= 0) continue;
+            most_steps = std::max(most_steps, r.steps);
+            if (pace == 0 || r.finished > latest) {
+                latest = r.finished;
+                pace = r.train_seconds / r.steps;
             }
         }
         longest = most_steps * pace;
