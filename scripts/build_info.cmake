@@ -1,12 +1,14 @@
-# Writes OUT (a .cpp) with the commit the binary is built from, "+dirty" when tracked files differ from
-# it, so results.json records the code that produced a run even if HEAD moves while the run trains.
+# Writes OUT (a .cpp) with the commit the binary is built from, "+dirty" when tracked files outside
+# results/ differ from it, so results.json records the code that produced a run even if HEAD moves while
+# the run trains. results/ is data, not code: a campaign re-renders its reports there while it trains,
+# and that must not mark the next build (and every run it makes) as built from uncommitted code.
 # Run at every build; the file is rewritten only when its text changes (no needless relinks).
 execute_process(COMMAND git rev-parse --short=12 HEAD WORKING_DIRECTORY ${SRC}
                 OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0 OR commit STREQUAL "")
   set(commit "unknown")
 else()
-  execute_process(COMMAND git status --porcelain --untracked-files=no WORKING_DIRECTORY ${SRC}
+  execute_process(COMMAND git status --porcelain --untracked-files=no -- . ":(exclude)results" WORKING_DIRECTORY ${SRC}
                   OUTPUT_VARIABLE dirty OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
   if(NOT dirty STREQUAL "")
     set(commit "${commit}+dirty")
