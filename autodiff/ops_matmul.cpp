@@ -181,6 +181,7 @@ Var<T> linear_with(const Var<T>& x, const Var<T>& w, const Var<T>& b, Epilogue e
     const std::size_t in = sw[0], out = sw[1], rows = x.numel() / std::max<std::size_t>(in, 1);
     if (b.defined() && b.shape() != Shape{out})
         shape_fail(name, fmt::format("bias {} does not match weight {}", shape_str(b.shape()), shape_str(sw)));
+    if (rng && epi != Epilogue::Relu) throw std::logic_error(fmt::format("{}: dropout follows relu only", name));
     Shape so = sx;
     so.back() = out;
     Array<T> y = uninit<T>(so);  // (rows, out)
@@ -219,12 +220,13 @@ Var<T> linear_with(const Var<T>& x, const Var<T>& w, const Var<T>& b, Epilogue e
             const std::uint8_t* kp = keep.empty() ? nullptr : keep.data();
             if (epi != Epilogue::None)
                 parallel::parallel_for(rows * out, 1 << 14, [&](std::size_t i0, std::size_t i1) {
-                    if (kp)
-                        for (std::size_t i = i0; i < i1; ++i) gm[i] = gm[i] * (T(kp[i]) * drop_scale);
-                    if (epi == Epilogue::Relu)
-                        for (std::size_t i = i0; i < i1; ++i) gm[i] = gm[i] * (yv[i] > T(0) ? T(1) : T(0));
-                    else
+                    if (epi == Epilogue::Scale)
                         for (std::size_t i = i0; i < i1; ++i) gm[i] = gm[i] * scale;
+                    else if (kp)  // one pass, the two products in the separate ops' order
+                        for (std::size_t i = i0; i < i1; ++i)
+                            gm[i] = (gm[i] * (T(kp[i]) * drop_scale)) * (yv[i] > T(0) ? T(1) : T(0));
+                    else
+                        for (std::size_t i = i0; i < i1; ++i) gm[i] = gm[i] * (yv[i] > T(0) ? T(1) : T(0));
                 });
             const T* g = gm;
             if (X.requires_grad) {  // dX = G Wᵀ (assigned when X has no gradient yet)

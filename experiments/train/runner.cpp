@@ -442,7 +442,6 @@ FinishedRun read_finished_run(const fs::path& results) {
     r.finished = text("finished");
     return r;
 }
-std::string finished_config_hash(const fs::path& results) { return read_finished_run(results).config_hash; }
 
 // Whether a run recorded with config hash `recorded` is this point's run: the same config, or one that
 // run_identity names the same (the same computation, e.g. Shaw with neither term and no positions).
@@ -459,7 +458,7 @@ void check_existing_run(const SweepPoint& p, const fs::path& run_dir, const nn::
     std::error_code ec;
     const fs::path results = run_dir / "results.json";
     if (fs::exists(results, ec)) {
-        const std::string recorded = finished_config_hash(results);
+        const std::string recorded = read_finished_run(results).config_hash;
         if (recorded.empty())
             throw ConfigError(fmt::format("{}: run {} has a results.json without a config_hash, so it cannot be matched "
                                           "to this config; move {} away (finished runs are never overwritten)",
@@ -546,7 +545,7 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
     const std::string tag = fmt::format("run {}/{} {}: ", pc.ordinal, pc.total, pc.point->id);
     if (fs::exists(results)) {
         // A finished run is never redone or touched; a different config under the same id is an error.
-        if (!same_run(finished_config_hash(results), cfg))
+        if (!same_run(read_finished_run(results).config_hash, cfg))
             throw ConfigError(fmt::format(
                 "{}: run {} already finished with a different configuration; use another experiment name or move "
                 "{} away (finished runs are never overwritten)",
