@@ -443,6 +443,16 @@ TEST_CASE("config/sweep_value_errors", "[config]") {
     CHECK(load_config(fixture("sweep_k.yaml"), {"report.baseline=16"}).report.baseline == "16");
     CHECK(has(config_error([] { load_config(fixture("minimal.yaml"), {"report.baseline=16"}); }),
               "report.baseline: needs report.rows"));
+    CHECK(load_config(fixture("sweep_k.yaml"), {"report.contrasts=[[\"4\", \"16\"]]"}).report.contrasts ==
+          std::vector<std::pair<std::string, std::string>>{{"4", "16"}});
+    CHECK(has(config_error([] { load_config(fixture("sweep_k.yaml"), {"report.contrasts=[[\"4\", \"17\"]]"}); }),
+              "report.contrasts: entry 1 names '17', which is not one of the rows (0, 1, 2, 4, 16, 64, 256)"));
+    CHECK(has(config_error([] { load_config(fixture("sweep_k.yaml"), {"report.contrasts=[[\"4\", \"4\"]]"}); }),
+              "report.contrasts: entry 1 compares row '4' with itself"));
+    CHECK(has(config_error([] { load_config(fixture("sweep_k.yaml"), {"report.contrasts=[\"4\", \"16\"]"}); }),
+              "report.contrasts: must be a list of [row, other row] pairs"));
+    CHECK(has(config_error([] { load_config(fixture("minimal.yaml"), {"report.contrasts=[[a, b]]"}); }),
+              "report.contrasts: needs report.rows"));
     CHECK(has(config_error([] { load_config(fixture("sweep.yaml"), {"report.metrics=[test2017.bleu_tok]"}); }),
               "report.metrics: 'test2017.bleu_tok' names split 'test2017', which eval.splits (val, test) does not "
               "evaluate"));

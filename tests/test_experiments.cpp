@@ -628,6 +628,68 @@ TEST_CASE("report/baseline_differences_are_paired_by_seed", "[report]") {
     fs::remove_all(dir);
 }
 
+TEST_CASE("report/contrasts_compare_two_rows_paired_by_seed_and_by_bootstrap", "[report]") {
+    // Three rows on the real test2016 references (hand-made hypotheses): k = 16 copies the references,
+    // k = 4 drops the last word of every other sentence, k = 0 of every sentence. The baseline is 16 and
+    // the contrast asks 4 - 0, which no baseline column shows: paired by seed (60 - 40, 61 - 42) and by a
+    // bootstrap over the sentences (4 is the better system: observed BLEU difference > 0, p < 0.05).
+    const std::string dir = fresh_dir("report_contrasts");
+    const std::string exp = dir + "/contrasts";
+    fs::create_directories(exp + "/runs");
+    const std::string data = std::string(RELPOS_SOURCE_DIR) + "/data/multi30k";
+    std::ofstream(exp + "/experiment.yaml")
+        << "name: contrasts\ndata: {task: multi30k, dir: " << data << ", src: de, tgt: en, tokenized: true, "
+        << "test_splits: [test2016]}\nmodel: {position: {type: shaw, k: 16}}\n"
+           "eval: {splits: [val, test2016], metrics: [bleu_tok]}\nsweep:\n  grid:\n    model.position.k: [0, 4, 16]\n"
+           "  seeds: [1, 2]\nreport:\n  rows: model.position.k\n  metrics: [test2016.bleu_tok]\n  baseline: \"16\"\n"
+           "  bootstrap: 200\n  contrasts: [[\"4\", \"0\"], [\"0\", \"4\"]]\n";
+    const auto refs = read_lines(multi30k_path(data, "test2016", "en", true));
+    REQUIRE(refs.size() > 900);
+    auto run = [&](const std::string& k, int seed, double bleu, std::size_t every) {
+        const std::string id = "k=" + k + "_seed=" + std::to_string(seed);
+        fs::create_directories(exp + "/runs/" + id);
+        std::ofstream(exp + "/runs/" + id + "/results.json")
+            << "{\"id\": \"" << id << "\", \"labels\": {\"model.position.k\": \"" << k << "\", \"seed\": \"" << seed
+            << "\"}, \"metrics\": {\"test2016.bleu_tok\": " << bleu << "}}\n";
+        std::ofstream hyp(exp + "/runs/" + id + "/hyp.test2016.txt");
+        for (std::size_t i = 0; i < refs.size(); ++i) {
+            std::string h = refs[i];
+            if (every && i % every == 0 && h.rfind(' ') != std::string::npos) h = h.substr(0, h.rfind(' '));
+            hyp << h << "\n";
+        }
+    };
+    for (int seed : {1, 2}) {
+        run("16", seed, 100, 0);
+        run("4", seed, seed == 1 ? 60 : 61, 2);
+        run("0", seed, seed == 1 ? 40 : 42, 1);
+    }
+    const ReportTables t = build_report(exp);
+    REQUIRE(t.contrasts.size() == 2);
+    const Stats d = t.contrast_paired.at({"4", "0", "test2016.bleu_tok"});
+    CHECK(d.n == 2);
+    CHECK(d.mean == Approx(19.5));  // (60 - 40 + 61 - 42) / 2
+    CHECK(t.contrast_paired.at({"0", "4", "test2016.bleu_tok"}).mean == Approx(-19.5));
+    const auto& b = t.contrast_bootstrap.at({"4", "0", "test2016.bleu_tok"});
+    CHECK(b.seeds == 2);
+    CHECK(b.resamples == 200);
+    CHECK(b.observed > 0);
+    CHECK(b.p_value < 0.05);
+    CHECK(b.ci_low > 0);
+    CHECK(t.contrast_bootstrap.at({"0", "4", "test2016.bleu_tok"}).observed == Approx(-b.observed));
+    // the baseline's bootstrap is the same computation with the baseline as the second row
+    CHECK(t.bootstrap.at({"4", "test2016.bleu_tok"}).observed < 0);
+    const std::string md = render_markdown(t);
+    CHECK_THAT(md, Catch::Contains("### Contrasts between rows") && Catch::Contains("| 4 − 0 | +19.50 [") &&
+                       Catch::Contains("| 0 − 4 | -19.50 ["));
+    const Json json = Json::parse(render_json(t));
+    REQUIRE(json["contrasts"].size() == 2);
+    CHECK(json["contrasts"][0]["row"] == "4");
+    CHECK(json["contrasts"][0]["minus"] == "0");
+    CHECK(json["contrasts"][0]["mean"] == Approx(19.5));
+    CHECK(json["contrasts"][0]["bootstrap"]["seeds"] == 2);
+    fs::remove_all(dir);
+}
+
 TEST_CASE("report/learning_curves_average_seeds_per_row", "[report]") {
     // One curve per row: the mean validation loss over the row's seeds that reached each step, with the
     // band from the lowest to the highest (k = 16 at step 10: (4 + 5 + 6) / 3; seed 3 stopped there).

@@ -555,6 +555,16 @@ void read_report(YamlOptions& o, ReportConfig& r) {
     r.plots = o.get_string_list("plots", r.plots, kPlots);
     r.baseline = o.get_string("baseline", r.baseline);
     r.bootstrap = o.get_int("bootstrap", r.bootstrap, 0, 100000);
+    if (const YAML::Node c = o.get_node("contrasts"); o.has("contrasts")) {
+        const char* form = "must be a list of [row, other row] pairs, e.g. [[\"4\", \"16\"]] (each row minus the other)";
+        if (!c.IsSequence()) o.fail("contrasts", form);
+        r.contrasts.clear();
+        for (std::size_t i = 0; i < c.size(); ++i) {
+            if (!c[i].IsSequence() || c[i].size() != 2 || !c[i][0].IsScalar() || !c[i][1].IsScalar())
+                o.fail("contrasts", fmt::format("{}; entry {} is {}", form, i + 1, describe_node(c[i])));
+            r.contrasts.emplace_back(c[i][0].Scalar(), c[i][1].Scalar());
+        }
+    }
     if (o.has("compare")) {
         YamlOptions cmp = o.section("compare");
         r.compare_dir = cmp.require_string("dir", "the results directory of the experiment to set beside this one");
@@ -632,6 +642,24 @@ void cross_check(const ExperimentConfig& c, YamlOptions& data, YamlOptions& mode
             if (auto dm = nn::did_you_mean(r.baseline, labels)) what += fmt::format(" (did you mean '{}'?)", *dm);
             report.fail("baseline", what);
         }
+    }
+    if (!r.contrasts.empty()) {
+        if (r.rows.empty()) report.fail("contrasts", "needs report.rows: each entry names two of its rows");
+        if (!r.columns.empty()) report.fail("contrasts", "works on tables without report.columns");
+        std::vector<std::string> labels;
+        for (const auto& a : c.sweep.grid)
+            if (a.key == r.rows)
+                for (const auto& v : a.values) labels.push_back(value_text(v));
+        for (std::size_t i = 0; i < r.contrasts.size(); ++i)
+            for (const std::string* row : {&r.contrasts[i].first, &r.contrasts[i].second}) {
+                if (std::find(labels.begin(), labels.end(), *row) != labels.end()) continue;
+                std::string what = fmt::format("entry {} names '{}', which is not one of the rows ({})", i + 1, *row, join(labels));
+                if (auto dm = nn::did_you_mean(*row, labels)) what += fmt::format(" (did you mean '{}'?)", *dm);
+                report.fail("contrasts", what);
+            }
+        for (std::size_t i = 0; i < r.contrasts.size(); ++i)
+            if (r.contrasts[i].first == r.contrasts[i].second)
+                report.fail("contrasts", fmt::format("entry {} compares row '{}' with itself", i + 1, r.contrasts[i].first));
     }
     for (const auto& name : r.metrics) {
         const auto dot = name.rfind('.');
@@ -981,6 +1009,9 @@ std::string to_yaml(const ExperimentConfig& c) {
     out << Key << "plots" << Value;
     emit_strings(out, r.plots);
     out << Key << "baseline" << Value << r.baseline;
+    out << Key << "contrasts" << Value << Flow << BeginSeq;
+    for (const auto& [a, b] : r.contrasts) out << Flow << BeginSeq << a << b << EndSeq;
+    out << EndSeq;
     out << Key << "bootstrap" << Value << r.bootstrap;
     out << Key << "length_buckets" << Value << Flow << BeginSeq;
     for (long e : r.length_buckets) out << e;

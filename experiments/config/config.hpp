@@ -154,6 +154,8 @@ struct ReportConfig {
     std::optional<ReferenceColumn> reference;
     std::vector<std::string> plots;    // from learning_curves, metric_vs_row, attention
     std::string baseline;  // a row label (a value of the rows axis); adds differences paired by seed
+    // Pairs of rows (a, b) to compare as a - b beside the baseline comparisons, with the same tests.
+    std::vector<std::pair<std::string, std::string>> contrasts;
     long bootstrap = 1000;  // >= 0; paired bootstrap resamples over test sentences for BLEU differences (0 = off)
     // Upper edges of source-length buckets (whitespace tokens of the source): [10, 20] gives BLEU for
     // 1-10, 11-20 and 21+ tokens on every test split the metrics name. [] = no bucket table.

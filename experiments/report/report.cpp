@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -271,33 +272,39 @@ void add_sentence_statistics(ReportTables& t, const ExperimentConfig& cfg, const
         if (it == cache.end()) it = cache.emplace(key, scorer.stats(r, split, kind)).first;
         return it->second;
     };
-    // Paired bootstrap: row vs baseline on the seeds both have.
-    if (!t.baseline.empty() && cfg.report.bootstrap > 0)
+    // Paired bootstrap of row a against row b on the seeds both have; nothing when no seed pairs.
+    auto bootstrap_pair = [&](const std::string& a_row, const std::string& b_row, const std::string& split,
+                              const std::string& kind) -> std::optional<ReportTables::Bootstrap> {
+        std::map<std::string, const RunResult*> base, mine;
+        for (const auto& r : runs) {
+            const std::string label = label_of(r, t.rows_key), seed = label_of(r, "seed");
+            if (label == b_row) base[seed] = &r;
+            if (label == a_row) mine[seed] = &r;
+        }
+        std::vector<std::vector<BleuStats>> a, b;
+        for (const auto& [seed, r] : mine)
+            if (auto it = base.find(seed); it != base.end()) {
+                const auto& sa = stats_of_run(*it->second, split, kind);
+                const auto& sb = stats_of_run(*r, split, kind);
+                if (sa.empty() || sb.empty()) continue;
+                a.push_back(sa);
+                b.push_back(sb);
+            }
+        if (a.empty()) return std::nullopt;
+        const BootstrapResult br =
+            paired_bootstrap(a, b, static_cast<std::size_t>(cfg.report.bootstrap), 12345, scorer.options(kind));
+        return ReportTables::Bootstrap{br.observed, br.ci_low, br.ci_high, br.p_value, br.resamples, a.size()};
+    };
+    if (cfg.report.bootstrap > 0)
         for (const auto& m : t.metrics) {
             const auto [split, kind] = bleu_metric(m);
             if (split.empty()) continue;
-            for (const auto& row : t.rows) {
-                if (row == t.baseline) continue;
-                std::map<std::string, const RunResult*> base, mine;
-                for (const auto& r : runs) {
-                    const std::string label = label_of(r, t.rows_key), seed = label_of(r, "seed");
-                    if (label == t.baseline) base[seed] = &r;
-                    if (label == row) mine[seed] = &r;
-                }
-                std::vector<std::vector<BleuStats>> a, b;
-                for (const auto& [seed, r] : mine)
-                    if (auto it = base.find(seed); it != base.end()) {
-                        const auto& sa = stats_of_run(*it->second, split, kind);
-                        const auto& sb = stats_of_run(*r, split, kind);
-                        if (sa.empty() || sb.empty()) continue;
-                        a.push_back(sa);
-                        b.push_back(sb);
-                    }
-                if (a.empty()) continue;
-                const BootstrapResult br = paired_bootstrap(a, b, static_cast<std::size_t>(cfg.report.bootstrap), 12345,
-                                                            scorer.options(kind));
-                t.bootstrap[{row, m}] = {br.observed, br.ci_low, br.ci_high, br.p_value, br.resamples, a.size()};
-            }
+            if (!t.baseline.empty())
+                for (const auto& row : t.rows)
+                    if (row != t.baseline)
+                        if (auto b = bootstrap_pair(row, t.baseline, split, kind)) t.bootstrap[{row, m}] = *b;
+            for (const auto& [ra, rb] : t.contrasts)
+                if (auto b = bootstrap_pair(ra, rb, split, kind)) t.contrast_bootstrap[{ra, rb, m}] = *b;
         }
     // BLEU by source length (whitespace tokens of the source side as the model read it).
     if (cfg.report.length_buckets.empty()) return;
@@ -415,23 +422,28 @@ ReportTables build_report(const std::string& dir_in) {
             }
         for (const auto& [key, v] : at_n) t.length_cells[key] = stats_of(v);
     }
+    // Row a minus row b for the same seed, over the seeds both have.
+    auto paired_by_seed = [&](const std::string& a, const std::string& b, const std::string& m) {
+        std::map<std::string, double> base, mine;  // seed -> metric
+        for (const auto& r : runs) {
+            auto it = r.metrics.find(m);
+            if (it == r.metrics.end()) continue;
+            const std::string label = label_of(r, t.rows_key), seed = label_of(r, "seed");
+            if (label == b) base[seed] = it->second;
+            if (label == a) mine[seed] = it->second;
+        }
+        std::vector<double> d;
+        for (const auto& [seed, v] : mine)
+            if (auto bv = base.find(seed); bv != base.end()) d.push_back(v - bv->second);
+        return stats_of(d);
+    };
     t.baseline = cfg.report.baseline;
     if (!t.baseline.empty())
         for (const auto& row : t.rows)
-            for (const auto& m : t.metrics) {
-                std::map<std::string, double> base, mine;  // seed -> metric
-                for (const auto& r : runs) {
-                    auto it = r.metrics.find(m);
-                    if (it == r.metrics.end()) continue;
-                    const std::string label = label_of(r, t.rows_key), seed = label_of(r, "seed");
-                    if (label == t.baseline) base[seed] = it->second;
-                    if (label == row) mine[seed] = it->second;
-                }
-                std::vector<double> d;
-                for (const auto& [seed, v] : mine)
-                    if (auto b = base.find(seed); b != base.end()) d.push_back(v - b->second);
-                t.paired[{row, m}] = stats_of(d);
-            }
+            for (const auto& m : t.metrics) t.paired[{row, m}] = paired_by_seed(row, t.baseline, m);
+    t.contrasts = cfg.report.contrasts;
+    for (const auto& [a, b] : t.contrasts)
+        for (const auto& m : t.metrics) t.contrast_paired[{a, b, m}] = paired_by_seed(a, b, m);
     add_training_summary(t, runs);
     if (!cfg.report.compare_dir.empty()) {
         // Resolved from the working directory, like results_dir; a missing one is the user's to fix.
@@ -558,6 +570,37 @@ std::string render_markdown(const ReportTables& t) {
                 resamples);
         }
     }
+    if (!t.contrasts.empty() && !t.metrics.empty()) {
+        md += fmt::format("\n### Contrasts between rows\n\n| {} |", t.rows_key);
+        std::vector<std::string> boot_metrics;
+        for (auto& m : t.metrics) {
+            md += " Δ " + m + " (paired by seed) |";
+            bool any = false;
+            for (auto& [a, b] : t.contrasts) any = any || t.contrast_bootstrap.count({a, b, m});
+            if (any) {
+                md += " " + m + ": paired bootstrap |";
+                boot_metrics.push_back(m);
+            }
+        }
+        md += "\n|---|";
+        for (std::size_t i = 0; i < t.metrics.size() + boot_metrics.size(); ++i) md += "---|";
+        md += "\n";
+        for (auto& [a, b] : t.contrasts) {
+            md += "| " + a + " − " + b + " |";
+            for (auto& m : t.metrics) {
+                md += " " + delta_text(t.contrast_paired.at({a, b, m})) + " |";
+                if (std::find(boot_metrics.begin(), boot_metrics.end(), m) != boot_metrics.end()) {
+                    auto it = t.contrast_bootstrap.find({a, b, m});
+                    md += " " + (it == t.contrast_bootstrap.end() ? std::string("–") : bootstrap_text(it->second)) + " |";
+                }
+            }
+            md += "\n";
+        }
+        md += "\nreport.contrasts: the first row minus the second, paired by seed over the seeds both have (mean [95% CI], "
+              "paired t, † when the interval excludes 0)" +
+              std::string(boot_metrics.empty() ? "" : "; the paired bootstrap over test sentences as above (‡ when p < 0.05)") +
+              ".\n";
+    }
     if (!t.training.empty()) {
         md += "\n### Training\n\n| " + (t.rows_key.empty() ? std::string("") : t.rows_key) +
               " | updates | epochs | best step (lowest validation loss) | hours | stopped by |\n|---|---|---|---|---|---|\n";
@@ -653,6 +696,11 @@ LearningCurve read_learning_curve(const std::string& path) {
 }
 
 std::string render_json(const ReportTables& t) {
+    auto bootstrap_json = [](const ReportTables::Bootstrap& b) {
+        return Json{{"observed", json_number(b.observed, 6)}, {"ci_low", json_number(b.ci_low, 6)},
+                    {"ci_high", json_number(b.ci_high, 6)}, {"p_value", json_number(b.p_value, 6)},
+                    {"resamples", b.resamples}, {"seeds", b.seeds}};
+    };
     auto stats = [](const Stats& st) {
         return std::make_pair(st.n ? json_number(st.mean, 6) : Json(nullptr), st.n > 1 ? json_number(st.std, 6) : Json(nullptr));
     };
@@ -665,15 +713,28 @@ std::string render_json(const ReportTables& t) {
         if (auto p = t.paired.find({r, m}); p != t.paired.end() && c.empty()) {
             const auto [dmean, dsd] = stats(p->second);
             cell["delta_vs_baseline"] = {{"baseline", t.baseline}, {"mean", dmean}, {"std", dsd}, {"n", p->second.n}};
+            if (auto b = t.bootstrap.find({r, m}); b != t.bootstrap.end())
+                cell["delta_vs_baseline"]["bootstrap"] = bootstrap_json(b->second);
         }
         cells.push_back(std::move(cell));
     }
+    Json contrasts = Json::array();
+    for (auto& [a, b] : t.contrasts)
+        for (auto& m : t.metrics) {
+            const Stats& d = t.contrast_paired.at({a, b, m});
+            const auto [dmean, dsd] = stats(d);
+            Json c = {{"row", a}, {"minus", b}, {"metric", m}, {"mean", dmean}, {"std", dsd}, {"n", d.n}};
+            if (auto bs = t.contrast_bootstrap.find({a, b, m}); bs != t.contrast_bootstrap.end())
+                c["bootstrap"] = bootstrap_json(bs->second);
+            contrasts.push_back(std::move(c));
+        }
     return json_document({{"title", t.title},
                           {"rows_key", t.rows_key},
                           {"columns_key", t.cols_key},
                           {"runs", t.runs},
                           {"commits", t.commits},
-                          {"cells", cells}});
+                          {"cells", cells},
+                          {"contrasts", contrasts}});
 }
 
 // The first metric against a numeric row value (e.g. BLEU vs k): relpos's mean ± sd over seeds, the

@@ -38,6 +38,10 @@ struct ReportTables {
         std::size_t resamples = 0, seeds = 0;
     };
     std::map<std::pair<std::string, std::string>, Bootstrap> bootstrap;  // (row, metric)
+    // report.contrasts: row a minus row b for pairs other than (row, baseline), the same two tests.
+    std::vector<std::pair<std::string, std::string>> contrasts;  // (a, b) as the config names them
+    std::map<std::tuple<std::string, std::string, std::string>, Stats> contrast_paired;  // (a, b, metric)
+    std::map<std::tuple<std::string, std::string, std::string>, Bootstrap> contrast_bootstrap;
     // BLEU by source-length bucket: (row, split, bucket label) over seeds; bucket labels in order.
     std::vector<std::string> bucket_splits, bucket_labels;
     std::map<std::tuple<std::string, std::string, std::string>, Stats> buckets;

@@ -1,8 +1,12 @@
-set terminal pngcairo size 900,700 noenhanced
+set terminal pngcairo size 900,900 noenhanced
 set output 'results/table1_abs_vs_rel/plots/learning_curves.png'
-set title 'Table 1: absolute vs relative position representations' font ',10'
-set xlabel 'step'
-set ylabel 'validation loss (nats/token), mean over seeds'
-set key below
+set multiplot layout 2,1 title 'Table 1: absolute vs relative position representations' . "\n" . 'mean over seeds, band = lowest to highest seed, dot = where a run stopped' font ',10'
 set grid
-plot 'results/table1_abs_vs_rel/plots/curve_0.dat' using 1:2 with linespoints title 'position={type: none} (n=3)', 'results/table1_abs_vs_rel/plots/curve_1.dat' using 1:2 with linespoints title 'position={type: sinusoidal} (n=3)', 'results/table1_abs_vs_rel/plots/curve_2.dat' using 1:2 with linespoints title 'position={type: shaw, k: 16} (n=3)'
+set key top right
+set xlabel 'update'
+set ylabel 'training loss (label-smoothed)'
+plot 'results/table1_abs_vs_rel/plots/train_0.dat' using 1:3:4 with filledcurves fs transparent solid 0.15 noborder lc rgb '#0072B2' notitle, 'results/table1_abs_vs_rel/plots/train_0.dat' using 1:2 with lines lw 2 lc rgb '#0072B2' notitle, 'results/table1_abs_vs_rel/plots/train_1.dat' using 1:3:4 with filledcurves fs transparent solid 0.15 noborder lc rgb '#D55E00' notitle, 'results/table1_abs_vs_rel/plots/train_1.dat' using 1:2 with lines lw 2 lc rgb '#D55E00' notitle, 'results/table1_abs_vs_rel/plots/train_2.dat' using 1:3:4 with filledcurves fs transparent solid 0.15 noborder lc rgb '#009E73' notitle, 'results/table1_abs_vs_rel/plots/train_2.dat' using 1:2 with lines lw 2 lc rgb '#009E73' notitle
+set ylabel 'validation loss (nats/token)'
+set key top right
+plot 'results/table1_abs_vs_rel/plots/curve_0.dat' using 1:3:4 with filledcurves fs transparent solid 0.15 noborder lc rgb '#0072B2' notitle, 'results/table1_abs_vs_rel/plots/curve_0.dat' using 1:2 with lines lw 2 lc rgb '#0072B2' title 'position={type: none} (n=3)', 'results/table1_abs_vs_rel/plots/stops_0.dat' using 1:2 with points pt 7 ps 0.9 lc rgb '#0072B2' notitle, 'results/table1_abs_vs_rel/plots/curve_1.dat' using 1:3:4 with filledcurves fs transparent solid 0.15 noborder lc rgb '#D55E00' notitle, 'results/table1_abs_vs_rel/plots/curve_1.dat' using 1:2 with lines lw 2 lc rgb '#D55E00' title 'position={type: sinusoidal} (n=3)', 'results/table1_abs_vs_rel/plots/stops_1.dat' using 1:2 with points pt 7 ps 0.9 lc rgb '#D55E00' notitle, 'results/table1_abs_vs_rel/plots/curve_2.dat' using 1:3:4 with filledcurves fs transparent solid 0.15 noborder lc rgb '#009E73' notitle, 'results/table1_abs_vs_rel/plots/curve_2.dat' using 1:2 with lines lw 2 lc rgb '#009E73' title 'position={type: shaw, k: 16} (n=3)', 'results/table1_abs_vs_rel/plots/stops_2.dat' using 1:2 with points pt 7 ps 0.9 lc rgb '#009E73' notitle
+unset multiplot
