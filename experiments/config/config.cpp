@@ -630,13 +630,14 @@ void cross_check(const ExperimentConfig& c, YamlOptions& data, YamlOptions& mode
     }
     if (!r.rows.empty() && r.rows == r.columns)
         report.fail("columns", fmt::format("must differ from report.rows (both are '{}')", r.rows));
+    std::vector<std::string> row_labels;  // the rows' labels, as the table shows them
+    for (const auto& a : c.sweep.grid)
+        if (a.key == r.rows)
+            for (const auto& v : a.values) row_labels.push_back(value_text(v));
     if (!r.baseline.empty()) {
         if (r.rows.empty()) report.fail("baseline", "needs report.rows: it names the row the others are compared with");
         if (!r.columns.empty()) report.fail("baseline", "works on tables without report.columns");
-        std::vector<std::string> labels;
-        for (const auto& a : c.sweep.grid)
-            if (a.key == r.rows)
-                for (const auto& v : a.values) labels.push_back(value_text(v));
+        const auto& labels = row_labels;
         if (std::find(labels.begin(), labels.end(), r.baseline) == labels.end()) {
             std::string what = fmt::format("must be one of the rows ({}), got '{}'", join(labels), r.baseline);
             if (auto dm = nn::did_you_mean(r.baseline, labels)) what += fmt::format(" (did you mean '{}'?)", *dm);
@@ -646,10 +647,7 @@ void cross_check(const ExperimentConfig& c, YamlOptions& data, YamlOptions& mode
     if (!r.contrasts.empty()) {
         if (r.rows.empty()) report.fail("contrasts", "needs report.rows: each entry names two of its rows");
         if (!r.columns.empty()) report.fail("contrasts", "works on tables without report.columns");
-        std::vector<std::string> labels;
-        for (const auto& a : c.sweep.grid)
-            if (a.key == r.rows)
-                for (const auto& v : a.values) labels.push_back(value_text(v));
+        const auto& labels = row_labels;
         for (std::size_t i = 0; i < r.contrasts.size(); ++i)
             for (const std::string* row : {&r.contrasts[i].first, &r.contrasts[i].second}) {
                 if (std::find(labels.begin(), labels.end(), *row) != labels.end()) continue;

@@ -527,39 +527,59 @@ std::string render_markdown(const ReportTables& t) {
     md += fmt::format("\nmean ± sample standard deviation over seeds (n = number of finished runs). {} runs, {:.1f} h of "
                       "training in total.\n",
                       t.runs, t.train_seconds / 3600.0);
-    if (has_delta) {
-        md += fmt::format("\n### Differences from the baseline ({})\n\n| {} |", t.baseline, t.rows_key);
-        std::vector<std::string> boot_metrics;
-        for (auto& m : t.metrics) {
-            md += " Δ " + m + " (paired by seed) |";
-            bool any = false;
-            for (auto& r : t.rows) any = any || t.bootstrap.count({r, m});
-            if (any) {
-                md += " " + m + ": paired bootstrap |";
-                boot_metrics.push_back(m);
-            }
+    // A table of differences: one line per comparison with its paired-by-seed Stats and its bootstrap
+    // (or null) for each metric, a bootstrap column beside each metric that has one. Returns whether any
+    // bootstrap was shown.
+    struct DiffLine {
+        std::string name;
+        std::vector<Stats> paired;                            // one per metric
+        std::vector<const ReportTables::Bootstrap*> boot;     // one per metric, null when none
+    };
+    auto difference_table = [&](const std::vector<DiffLine>& lines) {
+        md += "| " + t.rows_key + " |";
+        std::vector<bool> has_boot(t.metrics.size(), false);
+        for (std::size_t i = 0; i < t.metrics.size(); ++i) {
+            md += " Δ " + t.metrics[i] + " (paired by seed) |";
+            for (auto& l : lines) has_boot[i] = has_boot[i] || l.boot[i];
+            if (has_boot[i]) md += " " + t.metrics[i] + ": paired bootstrap |";
         }
+        const auto boots = std::size_t(std::count(has_boot.begin(), has_boot.end(), true));
         md += "\n|---|";
-        for (std::size_t i = 0; i < t.metrics.size() + boot_metrics.size(); ++i) md += "---|";
+        for (std::size_t i = 0; i < t.metrics.size() + boots; ++i) md += "---|";
         md += "\n";
-        for (auto& r : t.rows) {
-            if (r == t.baseline) continue;
-            md += "| " + row_name(r) + " |";
-            for (auto& m : t.metrics) {
-                md += " " + delta_text(t.paired.at({r, m})) + " |";
-                if (std::find(boot_metrics.begin(), boot_metrics.end(), m) != boot_metrics.end()) {
-                    auto it = t.bootstrap.find({r, m});
-                    md += " " + (it == t.bootstrap.end() ? std::string("–") : bootstrap_text(it->second)) + " |";
-                }
+        for (auto& l : lines) {
+            md += "| " + l.name + " |";
+            for (std::size_t i = 0; i < t.metrics.size(); ++i) {
+                md += " " + delta_text(l.paired[i]) + " |";
+                if (has_boot[i]) md += " " + (l.boot[i] ? bootstrap_text(*l.boot[i]) : std::string("–")) + " |";
             }
             md += "\n";
         }
+        return boots > 0;
+    };
+    auto find_or_null = [](const auto& map, const auto& key) -> const ReportTables::Bootstrap* {
+        auto it = map.find(key);
+        return it == map.end() ? nullptr : &it->second;
+    };
+    if (has_delta) {
+        md += fmt::format("\n### Differences from the baseline ({})\n\n", t.baseline);
+        std::vector<DiffLine> lines;
+        for (auto& r : t.rows) {
+            if (r == t.baseline) continue;
+            DiffLine l{row_name(r), {}, {}};
+            for (auto& m : t.metrics) {
+                l.paired.push_back(t.paired.at({r, m}));
+                l.boot.push_back(find_or_null(t.bootstrap, std::make_pair(r, m)));
+            }
+            lines.push_back(std::move(l));
+        }
+        const bool any_boot = difference_table(lines);
         md += fmt::format(
             "\nΔ (paired by seed): the row minus the baseline for the same seed (same data order and initial draws), "
             "mean over the seeds both have, [95% confidence interval] = mean ± t(0.975, n-1)·sd/√n, and the paired t "
             "statistic; † marks an interval that excludes 0 (the paired t-test over seeds at 5%): a difference that "
             "seed luck would rarely produce.\n");
-        if (!boot_metrics.empty()) {
+        if (any_boot) {
             std::size_t resamples = 0;
             for (auto& [k, b] : t.bootstrap) resamples = std::max(resamples, b.resamples);
             md += fmt::format(
@@ -571,34 +591,20 @@ std::string render_markdown(const ReportTables& t) {
         }
     }
     if (!t.contrasts.empty() && !t.metrics.empty()) {
-        md += fmt::format("\n### Contrasts between rows\n\n| {} |", t.rows_key);
-        std::vector<std::string> boot_metrics;
-        for (auto& m : t.metrics) {
-            md += " Δ " + m + " (paired by seed) |";
-            bool any = false;
-            for (auto& [a, b] : t.contrasts) any = any || t.contrast_bootstrap.count({a, b, m});
-            if (any) {
-                md += " " + m + ": paired bootstrap |";
-                boot_metrics.push_back(m);
-            }
-        }
-        md += "\n|---|";
-        for (std::size_t i = 0; i < t.metrics.size() + boot_metrics.size(); ++i) md += "---|";
-        md += "\n";
+        md += "\n### Contrasts between rows\n\n";
+        std::vector<DiffLine> lines;
         for (auto& [a, b] : t.contrasts) {
-            md += "| " + a + " − " + b + " |";
+            DiffLine l{a + " − " + b, {}, {}};
             for (auto& m : t.metrics) {
-                md += " " + delta_text(t.contrast_paired.at({a, b, m})) + " |";
-                if (std::find(boot_metrics.begin(), boot_metrics.end(), m) != boot_metrics.end()) {
-                    auto it = t.contrast_bootstrap.find({a, b, m});
-                    md += " " + (it == t.contrast_bootstrap.end() ? std::string("–") : bootstrap_text(it->second)) + " |";
-                }
+                l.paired.push_back(t.contrast_paired.at({a, b, m}));
+                l.boot.push_back(find_or_null(t.contrast_bootstrap, std::make_tuple(a, b, m)));
             }
-            md += "\n";
+            lines.push_back(std::move(l));
         }
+        const bool any_boot = difference_table(lines);
         md += "\nreport.contrasts: the first row minus the second, paired by seed over the seeds both have (mean [95% CI], "
               "paired t, † when the interval excludes 0)" +
-              std::string(boot_metrics.empty() ? "" : "; the paired bootstrap over test sentences as above (‡ when p < 0.05)") +
+              std::string(!any_boot ? "" : "; the paired bootstrap over test sentences as above (‡ when p < 0.05)") +
               ".\n";
     }
     if (!t.training.empty()) {
