@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <algorithm>
 #include <complex>
 #include <cstdio>
 #include <filesystem>
@@ -686,6 +687,38 @@ TEST_CASE("plugin/comparison_configs_build", "[plugin][config]") {
         }
         CHECK(built == n);
         for (const char* t : {"none", "sinusoidal", "learned", "shaw", "rope", "alibi", "t5"}) CHECK(types.count(t) == 1);
+    }
+}
+
+// Every config the repository ships (configs/ and configs/converged/) loads, expands its sweep and
+// builds the model of each point: a committed config with a misspelt key, a grid value an encoding
+// rejects or a report key naming no row fails here, not hours into a user's campaign. (Data paths are
+// not checked: the Brown corpus is installed by `make data`.)
+TEST_CASE("configs/every_shipped_config_loads_expands_and_builds", "[config]") {
+    namespace fs = std::filesystem;
+    std::vector<std::string> paths;
+    for (const auto& e : fs::recursive_directory_iterator(std::string(RELPOS_SOURCE_DIR) + "/configs"))
+        if (e.is_regular_file() && e.path().extension() == ".yaml") paths.push_back(e.path().string());
+    std::sort(paths.begin(), paths.end());
+    REQUIRE(paths.size() >= 18);  // 14 in configs/, 4 in configs/converged/
+    LoadFlags flags;
+    flags.check_paths = false;
+    for (const auto& path : paths) {
+        INFO(path);
+        ExperimentConfig top;
+        REQUIRE_NOTHROW(top = load_config(path, {}, flags));
+        std::vector<SweepPoint> points;
+        REQUIRE_NOTHROW(points = expand_sweep(top, path, {}, flags));
+        REQUIRE(!points.empty());
+        long first_seed = points.front().config.seed;
+        for (const auto& p : points) first_seed = std::min(first_seed, p.config.seed);
+        for (const auto& p : points) {
+            if (p.config.seed != first_seed) continue;  // the other seeds build the same models
+            INFO("sweep point " << p.id);
+            std::unique_ptr<nn::Transformer<float>> model;
+            CHECK_NOTHROW(model = build_model(p.config, 64));
+            CHECK(model != nullptr);
+        }
     }
 }
 
