@@ -590,6 +590,12 @@ TEST_CASE("report/renders_tables_from_fixture_runs", "[report]") {
     CHECK_THAT(md, Catch::Contains("31.00 ± 1.00 (n=3)") && Catch::Contains("25.8") && Catch::Contains("12.5"));
     CHECK_THAT(render_csv(t), Catch::Contains("16,,test2016.bleu_tok,31.0000,1.0000,3,25.8"));
     CHECK_THAT(render_json(t), Catch::Contains("\"mean\": 31.0,"));
+    // every run's own numbers, seeds as columns (k = 0 has seed 1 only)
+    REQUIRE(t.seeds == std::vector<std::string>{"1", "2", "3"});
+    CHECK(t.per_seed.at({"16", "2", "test2016.bleu_tok"}) == Approx(31.0));
+    CHECK_THAT(md, Catch::Contains("| model.position.k | seed 1 | seed 2 | seed 3 |") &&
+                       Catch::Contains("| 0 | 10.00 / 11.00 | – | – |") &&
+                       Catch::Contains("Each finished run: test2016.bleu_tok / val.bleu_tok."));
     fs::remove_all(dir);
 }
 

@@ -412,6 +412,20 @@ ReportTables build_report(const std::string& dir_in) {
                     }
                 t.cells[{row, col, m}] = stats_of(v);
             }
+    if (t.cols_key.empty()) {
+        std::set<std::string> seeds;
+        for (const auto& r : runs) {
+            const std::string seed = label_of(r, "seed");
+            if (seed.empty()) continue;
+            seeds.insert(seed);
+            for (const auto& m : t.metrics)
+                if (auto it = r.metrics.find(m); it != r.metrics.end()) t.per_seed[{label_of(r, t.rows_key), seed, m}] = it->second;
+        }
+        t.seeds.assign(seeds.begin(), seeds.end());
+        std::sort(t.seeds.begin(), t.seeds.end(), [](const std::string& a, const std::string& b) {
+            return a.size() != b.size() ? a.size() < b.size() : a < b;  // numeric order of whole numbers
+        });
+    }
     {  // every <split>.<metric>@<n>, grouped by (row, column) in one pass over the runs
         std::map<std::tuple<std::string, std::string, std::string>, std::vector<double>> at_n;
         for (const auto& r : runs)
@@ -607,6 +621,30 @@ std::string render_markdown(const ReportTables& t) {
               std::string(!any_boot ? "" : "; the paired bootstrap over test sentences as above (‡ when p < 0.05)") +
               ".\n";
     }
+    if (!t.seeds.empty() && !t.metrics.empty() && !t.per_seed.empty()) {
+        std::string what;
+        for (auto& m : t.metrics) what += (what.empty() ? "" : " / ") + m;
+        md += "\n### Per seed\n\n| " + (t.rows_key.empty() ? std::string("") : t.rows_key) + " |";
+        for (auto& sd : t.seeds) md += " seed " + sd + " |";
+        md += "\n|---|";
+        for (std::size_t i = 0; i < t.seeds.size(); ++i) md += "---|";
+        md += "\n";
+        for (auto& r : t.rows) {
+            md += "| " + row_name(r) + " |";
+            for (auto& sd : t.seeds) {
+                std::string cell;
+                bool any = false;
+                for (auto& m : t.metrics) {
+                    auto it = t.per_seed.find({r, sd, m});
+                    any = any || it != t.per_seed.end();
+                    cell += (cell.empty() ? "" : " / ") + (it == t.per_seed.end() ? std::string("–") : fmt::format("{:.2f}", it->second));
+                }
+                md += " " + (any ? cell : std::string("–")) + " |";
+            }
+            md += "\n";
+        }
+        md += "\nEach finished run: " + what + ".\n";
+    }
     if (!t.training.empty()) {
         md += "\n### Training\n\n| " + (t.rows_key.empty() ? std::string("") : t.rows_key) +
               " | updates | epochs | best step (lowest validation loss) | hours | stopped by |\n|---|---|---|---|---|---|\n";
@@ -724,6 +762,11 @@ std::string render_json(const ReportTables& t) {
         }
         cells.push_back(std::move(cell));
     }
+    Json per_seed = Json::array();
+    for (auto& [key, v] : t.per_seed) {
+        const auto& [r, sd, m] = key;
+        per_seed.push_back({{"row", r}, {"seed", sd}, {"metric", m}, {"value", json_number(v, 6)}});
+    }
     Json contrasts = Json::array();
     for (auto& [a, b] : t.contrasts)
         for (auto& m : t.metrics) {
@@ -740,7 +783,8 @@ std::string render_json(const ReportTables& t) {
                           {"runs", t.runs},
                           {"commits", t.commits},
                           {"cells", cells},
-                          {"contrasts", contrasts}});
+                          {"contrasts", contrasts},
+                          {"per_seed", per_seed}});
 }
 
 // The first metric against a numeric row value (e.g. BLEU vs k): relpos's mean ± sd over seeds, the

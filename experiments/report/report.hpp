@@ -19,6 +19,9 @@ struct ReportTables {
     std::string rows_key, cols_key;
     std::vector<std::string> rows, cols, metrics;  // cols == {""} without a column key
     std::map<std::tuple<std::string, std::string, std::string>, Stats> cells;  // (row, col, metric)
+    // Each run's value, for tables without columns: (row, seed, metric); seeds in numeric order.
+    std::vector<std::string> seeds;
+    std::map<std::tuple<std::string, std::string, std::string>, double> per_seed;
     // Every <split>.<metric>@<n> the runs wrote (accuracy by input length, perplexity by window), whether
     // the report lists it or not: what the metric_vs_length plots draw.
     std::map<std::tuple<std::string, std::string, std::string>, Stats> length_cells;  // (row, col, metric)
