@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "tests/cli_helpers.hpp"
 
@@ -88,6 +89,39 @@ TEST_CASE("cli/list_shows_encodings_and_tasks", "[cli]") {
     CHECK(r.code == 0);
     for (const char* s : {"none", "sinusoidal", "learned", "shaw", "max_len", "per_head", "copy", "reverse", "local_sum", "multi30k"})
         CHECK_THAT(r.out, Catch::Contains(s));
+}
+
+TEST_CASE("cli/list_says_which_unfinished_runs_train_and_how_far", "[cli]") {
+    // --list reads a started run's lock file and the last step of its metrics.jsonl (without taking the
+    // lock): a live process on this machine is "training", a dead one left an "interrupted" run.
+    const std::string out_dir = (fs::temp_directory_path() / ("relpos-list-" + std::to_string(getpid()))).string();
+    fs::remove_all(out_dir);
+    const std::string cmd = kBin + " run " + std::string(RELPOS_SOURCE_DIR) + "/tests/fixtures/tiny_copy.yaml --list results_dir=" + out_dir;
+    Cmd fresh = sh(cmd);
+    REQUIRE(fresh.code == 0);
+    const std::string id = fresh.out.substr(0, fresh.out.find(' '));
+    CHECK_THAT(fresh.out, !Catch::Contains("[") && Catch::Contains("# 0 of 1 run(s) finished, 1 left\n"));
+    const fs::path run = fs::path(out_dir) / "tiny_copy" / "runs" / id;
+    fs::create_directories(run);
+    std::ofstream(run / "metrics.jsonl") << "{\"step\": 5, \"epoch\": 0, \"train_loss\": 1.5}\n"
+                                         << "{\"step\": 7, \"epoch\": 1, \"valid_loss\": 1.2}\n"
+                                         << "{\"step\": 9, \"epo";  // a line cut by a kill
+    char host[256] = {0};
+    REQUIRE(gethostname(host, sizeof host - 1) == 0);
+    std::ofstream(run / ".lock") << "pid " << getpid() << " on " << host << "\n";
+    Cmd live = sh(cmd);
+    INFO(live.out);
+    CHECK_THAT(live.out, Catch::Contains("[training: pid " + std::to_string(getpid()) + ", step 7, epoch 2]") &&
+                             Catch::Contains("1 left (1 started)"));
+    const pid_t child = fork();
+    if (child == 0) _exit(0);
+    REQUIRE(child > 0);
+    waitpid(child, nullptr, 0);  // a process that no longer exists
+    std::ofstream(run / ".lock") << "pid " << child << " on " << host << "\n";
+    CHECK_THAT(sh(cmd).out, Catch::Contains("[interrupted: step 7, epoch 2; resumes from its last checkpoint]"));
+    std::ofstream(run / ".lock") << "pid 12 on some-other-machine\n";
+    CHECK_THAT(sh(cmd).out, Catch::Contains("[started by pid 12 on some-other-machine: step 7, epoch 2]"));
+    fs::remove_all(out_dir);
 }
 
 TEST_CASE("cli/sweep_list_and_shards", "[cli]") {

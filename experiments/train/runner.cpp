@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <cstring>
 #include <cstdio>
@@ -484,6 +486,12 @@ void check_existing_run(const SweepPoint& p, const fs::path& run_dir, const nn::
 // An exclusive lock on a run directory for as long as one process trains it (released by the kernel when
 // the process ends, however it ends). A second `relpos run` of the same run skips it instead of training
 // it twice and corrupting its files.
+std::string host_name() {
+    char h[256] = {0};
+    return ::gethostname(h, sizeof h - 1) == 0 ? std::string(h) : std::string("this machine");
+}
+
+// A run directory's lock file says "pid N on HOST" while (and after) a process trains it.
 class RunLock {
 public:
     explicit RunLock(const fs::path& dir) {
@@ -511,13 +519,50 @@ public:
     const std::string& holder() const { return holder_; }
 
 private:
-    static std::string host_name() {
-        char h[256] = {0};
-        return ::gethostname(h, sizeof h - 1) == 0 ? std::string(h) : std::string("this machine");
-    }
     int fd_ = -1;
     std::string holder_;
 };
+
+// What --list says of a run that has not finished: who trains it (the lock's process, when it is alive
+// on this machine) or that it was interrupted, and how far it got (the last step in metrics.jsonl).
+// Reads only: taking the lock to ask would make a trainer starting that instant skip the run.
+std::string unfinished_run_state(const fs::path& dir) {
+    std::error_code ec;
+    if (!fs::exists(dir / "metrics.jsonl", ec)) return "";
+    long step = -1, epoch = -1;
+    {
+        std::ifstream in(dir / "metrics.jsonl", std::ios::binary | std::ios::ate);
+        const std::streamoff size = in.tellg();
+        const std::streamoff from = std::max<std::streamoff>(0, size - 4096);
+        in.seekg(from);
+        std::string tail((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        std::size_t end = tail.size();
+        while (end > 0 && step < 0) {  // the last complete line with a step
+            const std::size_t start = tail.rfind('\n', end - 1);
+            const std::size_t b = start == std::string::npos ? 0 : start + 1;
+            if (b > 0 || from == 0) {
+                const Json j = Json::parse(tail.substr(b, end - b), nullptr, false);
+                if (j.is_object() && j.contains("step") && j["step"].is_number()) {
+                    step = j["step"].get<long>();
+                    if (j.contains("epoch") && j["epoch"].is_number()) epoch = j["epoch"].get<long>();
+                }
+            }
+            if (start == std::string::npos) break;
+            end = start;
+        }
+    }
+    const std::string where = step < 0 ? std::string("no update logged yet")
+                                       : fmt::format("step {}{}", step, epoch >= 0 ? fmt::format(", epoch {}", epoch + 1) : "");
+    std::ifstream lock(dir / ".lock");
+    std::string word, on, host;
+    long pid = 0;
+    if (lock >> word >> pid >> on >> host && word == "pid" && on == "on" && pid > 0) {
+        const bool alive = host == host_name() && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM);
+        if (alive) return fmt::format("  [training: pid {}, {}]", pid, where);
+        if (host != host_name()) return fmt::format("  [started by pid {} on {}: {}]", pid, host, where);
+    }
+    return fmt::format("  [interrupted: {}; resumes from its last checkpoint]", where);
+}
 
 // ---- data-parallel runs (docs/distributed.md). Rank 0 runs the experiment as one process would; for each
 // point it trains it sends the other ranks an order: the point's index among the selected points, the
@@ -746,17 +791,20 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
     // as k: -1 fails here, with its file and line, not when the run starts).
     for (auto& p : points) build_model(p.config, 16);
     if (opt.list_only) {
-        std::size_t finished = 0;
+        std::size_t finished = 0, started = 0;
         double seconds = 0;  // training time of the finished runs
         for (auto& p : points) {
             const fs::path results = run_dir_of(p) / "results.json";
             const bool done = fs::exists(results);
+            std::string state = done ? "  [finished]" : unfinished_run_state(run_dir_of(p));
             if (done) {
                 ++finished;
                 seconds += read_finished_run(results).train_seconds;
+            } else if (!state.empty()) {
+                ++started;
             }
             fmt::print("{:<40} {}{}{}\n", p.id, fmt::join(p.overrides, " "),
-                       top.run_store.empty() ? "" : fmt::format("  -> {}", run_dir_of(p).string()), done ? "  [finished]" : "");
+                       top.run_store.empty() ? "" : fmt::format("  -> {}", run_dir_of(p).string()), state);
         }
         // What is left, for planning a long campaign (stderr: stdout stays one line per point).
         const std::size_t left = points.size() - finished;
@@ -765,7 +813,8 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
             estimate = fmt::format("; at the finished runs' mean training time ({:.2f} h) about {:.1f} core-hours of "
                                    "training left", seconds / finished / 3600, seconds / finished * left / 3600);
         std::fflush(stdout);  // after the points, also through a pipe
-        fmt::print(stderr, "# {} of {} run(s) finished, {} left{}\n", finished, points.size(), left, estimate);
+        fmt::print(stderr, "# {} of {} run(s) finished, {} left{}{}\n", finished, points.size(), left,
+                   started ? fmt::format(" ({} started)", started) : "", estimate);
         return 0;
     }
 
