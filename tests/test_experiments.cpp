@@ -731,6 +731,15 @@ TEST_CASE("report/learning_curves_average_seeds_per_row", "[report]") {
     CHECK_THAT(read("metric_vs_row.gp"), Catch::Contains("set title 'Shaw''s clipping'"));
     CHECK(fs::file_size(dir + "/fixture_k/plots/learning_curves.png") > 0);
     CHECK(fs::file_size(dir + "/fixture_k/plots/metric_vs_row.png") > 0);
+    // the paper's series has every row it has a value for, finished here or not
+    t.reference["64"] = 25.9;
+    render_plots(dir + "/fixture_k", t, &note);
+    CHECK(read("metric_vs_row.paper.dat") == "0 12.5\n16 25.8\n");  // rows are the table's: 64 is not one
+    t.rows.push_back("64");
+    t.cells[{"64", "", "test2016.bleu_tok"}] = Stats{};
+    render_plots(dir + "/fixture_k", t, &note);
+    CHECK(read("metric_vs_row.paper.dat") == "0 12.5\n16 25.8\n64 25.9\n");
+    CHECK(read("metric_vs_row.dat") == "0 10 0\n16 31 1\n");
     // report.plots picks the plots: only BLEU vs k here
     fs::remove_all(dir + "/fixture_k/plots");
     t.plots = {"metric_vs_row"};

@@ -795,19 +795,17 @@ static void plot_metric_vs_row(const ReportTables& t, const fs::path& pdir, std:
     for (auto& r : t.rows) numeric = numeric && is_number(r);
     if (!numeric) return;
     const std::string m = t.metrics.front();
-    std::string ours, compare;  // data lines: this experiment (with the paper's value), the compared one
-    std::size_t ref_points = 0;
+    std::string ours, compare, paper;  // data lines: this experiment, the compared one, the paper's values
     for (auto& r : t.rows) {
         const Stats& s = t.cells.at({r, t.cols.front(), m});
-        auto it = t.reference.find(r);
-        if (s.n) {
-            if (it != t.reference.end()) ++ref_points;
-            ours += fmt::format("{} {:g} {:g} {}\n", r, s.mean, s.std, it == t.reference.end() ? "NaN" : fmt::format("{:g}", it->second));
-        }
+        if (s.n) ours += fmt::format("{} {:g} {:g}\n", r, s.mean, s.std);
         if (auto c = t.compare_cells.find({r, m}); c != t.compare_cells.end() && c->second.n)
             compare += fmt::format("{} {:g} {:g}\n", r, c->second.mean, c->second.std);
+        // every row the paper has, whether or not this experiment has finished it yet
+        if (auto it = t.reference.find(r); it != t.reference.end()) paper += fmt::format("{} {:g}\n", r, it->second);
     }
-    const fs::path d = pdir / "metric_vs_row.dat", cd = pdir / "metric_vs_row.compare.dat";
+    const fs::path d = pdir / "metric_vs_row.dat", cd = pdir / "metric_vs_row.compare.dat",
+                   pd = pdir / "metric_vs_row.paper.dat";
     if (ours.empty()) {  // gnuplot refuses an empty data file: nothing to draw yet
         fs::remove(d);
         if (note) *note += std::string(note->empty() ? "" : "; ") + "metric_vs_row: no row has a finished run yet, plot skipped";
@@ -822,9 +820,11 @@ static void plot_metric_vs_row(const ReportTables& t, const fs::path& pdir, std:
         for (auto& r : t.rows)
             xtics += fmt::format("{}\"{}\" {}", xtics.empty() ? "" : ", ", r, std::strtod(r.c_str(), nullptr) + 1);
     std::string ref, plots = fmt::format("'{}' using ($1+{}):2:3 with yerrorlines title 'relpos (mean ± sd over seeds)'", d.string(), shift);
-    if (ref_points) {  // (an axis whose every point is undefined is a gnuplot error)
+    if (!paper.empty()) {
+        std::ofstream(pd) << paper;
         ref = fmt::format("set ytics nomirror\nset y2tics\nset y2label '{} (right axis)'\n", gq(t.reference_title));
-        plots += fmt::format(", '' using ($1+{}):4 with linespoints axes x1y2 title '{}'", shift, gq(t.reference_title));
+        plots += fmt::format(", '{}' using ($1+{}):2 with linespoints axes x1y2 title '{}'", pd.string(), shift,
+                             gq(t.reference_title));
     }
     if (!t.compare_title.empty() && !compare.empty()) {
         std::ofstream(cd) << compare;

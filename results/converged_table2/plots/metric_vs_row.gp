@@ -11,4 +11,4 @@ set xtics ("0" 1, "1" 2, "2" 3, "4" 5, "16" 17, "64" 65, "256" 257)
 set ytics nomirror
 set y2tics
 set y2label 'Shaw et al. EN-DE newstest2013 (right axis)'
-plot 'results/converged_table2/plots/metric_vs_row.dat' using ($1+1):2:3 with yerrorlines title 'relpos (mean ± sd over seeds)', '' using ($1+1):4 with linespoints axes x1y2 title 'Shaw et al. EN-DE newstest2013', 'results/converged_table2/plots/metric_vs_row.compare.dat' using ($1+1):2:3 with yerrorlines dt 2 title 'relpos at 1,000 updates (mean ± sd)'
+plot 'results/converged_table2/plots/metric_vs_row.dat' using ($1+1):2:3 with yerrorlines title 'relpos (mean ± sd over seeds)', 'results/converged_table2/plots/metric_vs_row.paper.dat' using ($1+1):2 with linespoints axes x1y2 title 'Shaw et al. EN-DE newstest2013', 'results/converged_table2/plots/metric_vs_row.compare.dat' using ($1+1):2:3 with yerrorlines dt 2 title 'relpos at 1,000 updates (mean ± sd)'

@@ -11,4 +11,4 @@ set xtics ("0" 1, "1" 2, "2" 3, "4" 5, "16" 17, "64" 65, "256" 257)
 set ytics nomirror
 set y2tics
 set y2label 'Shaw et al. EN-DE newstest2013 (right axis)'
-plot 'results/table2_clip_k/plots/metric_vs_row.dat' using ($1+1):2:3 with yerrorlines title 'relpos (mean ± sd over seeds)', '' using ($1+1):4 with linespoints axes x1y2 title 'Shaw et al. EN-DE newstest2013'
+plot 'results/table2_clip_k/plots/metric_vs_row.dat' using ($1+1):2:3 with yerrorlines title 'relpos (mean ± sd over seeds)', 'results/table2_clip_k/plots/metric_vs_row.paper.dat' using ($1+1):2 with linespoints axes x1y2 title 'Shaw et al. EN-DE newstest2013'
