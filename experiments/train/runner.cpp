@@ -483,15 +483,14 @@ void check_existing_run(const SweepPoint& p, const fs::path& run_dir, const nn::
     verify_checkpoint(last, model.named_parameters(), true);
 }
 
-// An exclusive lock on a run directory for as long as one process trains it (released by the kernel when
-// the process ends, however it ends). A second `relpos run` of the same run skips it instead of training
-// it twice and corrupting its files.
 std::string host_name() {
     char h[256] = {0};
     return ::gethostname(h, sizeof h - 1) == 0 ? std::string(h) : std::string("this machine");
 }
 
-// A run directory's lock file says "pid N on HOST" while (and after) a process trains it.
+// An exclusive lock on a run directory for as long as one process trains it (released by the kernel when
+// the process ends, however it ends). A second `relpos run` of the same run skips it instead of training
+// it twice and corrupting its files. The lock file says "pid N on HOST" while (and after) a process trains it.
 class RunLock {
 public:
     explicit RunLock(const fs::path& dir) {
@@ -794,9 +793,9 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
         std::size_t finished = 0, started = 0;
         double seconds = 0;  // training time of the finished runs
         for (auto& p : points) {
-            const fs::path results = run_dir_of(p) / "results.json";
+            const fs::path dir = run_dir_of(p), results = dir / "results.json";
             const bool done = fs::exists(results);
-            std::string state = done ? "  [finished]" : unfinished_run_state(run_dir_of(p));
+            const std::string state = done ? "  [finished]" : unfinished_run_state(dir);
             if (done) {
                 ++finished;
                 seconds += read_finished_run(results).train_seconds;
@@ -804,7 +803,7 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
                 ++started;
             }
             fmt::print("{:<40} {}{}{}\n", p.id, fmt::join(p.overrides, " "),
-                       top.run_store.empty() ? "" : fmt::format("  -> {}", run_dir_of(p).string()), state);
+                       top.run_store.empty() ? "" : fmt::format("  -> {}", dir.string()), state);
         }
         // What is left, for planning a long campaign (stderr: stdout stays one line per point).
         const std::size_t left = points.size() - finished;
