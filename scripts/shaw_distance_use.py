@@ -3,8 +3,8 @@
 training data shows that distance. Tests the explanation results/README.md gives for Table 2 (large k
 loses BLEU because long distances are rare and their embeddings barely train).
 
-  /usr/bin/python3 scripts/shaw_distance_use.py RUN_DIR...      # runs of type shaw with checkpoints/best
-  /usr/bin/python3 scripts/shaw_distance_use.py --retrain --json out.json RUN_DIR...
+  scripts/shaw_distance_use.py RUN_DIR...      # runs of type shaw with checkpoints/best
+  scripts/shaw_distance_use.py --retrain --json out.json RUN_DIR...
 
 For each run it rebuilds the run's initial parameters exactly (`relpos run` of the run's own config with
 train.epochs=0 into a temporary run store: the same seed draws the same initial tables), then, per band
@@ -33,8 +33,12 @@ import subprocess
 import sys
 import tempfile
 
-import numpy as np
-import sentencepiece as spm
+try:
+    import numpy as np
+    import sentencepiece as spm
+except ImportError as e:
+    sys.exit(f"shaw_distance_use: {e.name} is missing: apt-get install python3-numpy python3-sentencepiece "
+             "(and run the script with Debian's /usr/bin/python3)")
 
 BANDS = [(0, 0), (1, 2), (3, 4), (5, 8), (9, 16), (17, 32), (33, 64), (65, 128), (129, 256)]
 
@@ -186,8 +190,12 @@ def main():
     ap.add_argument("--retrain", action="store_true",
                     help="train a copy of each run (1 thread, scratch store) when it has no checkpoints/best")
     a = ap.parse_args()
+    if not (os.path.isfile(a.relpos) and os.access(a.relpos, os.X_OK)):
+        sys.exit(f"shaw_distance_use: no relpos binary at {a.relpos} (make build, or --relpos PATH)")
     results = []
     for run in a.runs:
+        if not os.path.isfile(os.path.join(run, "config.yaml")):
+            sys.exit(f"shaw_distance_use: {run} is not a run directory (no config.yaml)")
         has_best = os.path.isdir(os.path.join(run, "checkpoints", "best", "params"))
         if not has_best and not a.retrain:
             sys.exit(f"shaw_distance_use: {run}: no checkpoints/best/params (checkpoints are not committed: a run "
