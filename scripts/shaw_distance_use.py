@@ -220,7 +220,7 @@ def main():
                   f"{f(r.get('decoder.pairs'), True)} | {f(r.get('decoder.rel_k'))} | {f(r.get('decoder.rel_v'))} |")
     if a.json:
         with open(a.json, "w") as f:
-            json.dump(results, f, indent=1)
+            json.dump(results, f, separators=(",", ":"))
 
 
 if __name__ == "__main__":
