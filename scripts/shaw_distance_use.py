@@ -108,13 +108,22 @@ def pair_counts(lengths, k, causal):
 
 
 def data_lengths(run_dir):
-    sp = spm.SentencePieceProcessor(model_file=os.path.join(run_dir, "subword.model"))
-    d = config_value(run_dir, "dir") or "data/multi30k"
-    src, tgt = config_value(run_dir, "src"), config_value(run_dir, "tgt")
+    """Subword lengths of the training pairs; runs with the same subword model and data share them."""
+    key = (open(os.path.join(run_dir, "subword.model"), "rb").read(), config_value(run_dir, "dir") or "data/multi30k",
+           config_value(run_dir, "src"), config_value(run_dir, "tgt"), int(config_value(run_dir, "max_len") or 100))
+    if key not in _lengths:
+        _lengths[key] = encoded_lengths(os.path.join(run_dir, "subword.model"), *key[1:])
+    return _lengths[key]
+
+
+_lengths = {}
+
+
+def encoded_lengths(model, d, src, tgt, max_len):
+    sp = spm.SentencePieceProcessor(model_file=model)
     read = lambda lang: [l.rstrip("\n") for l in gzip.open(f"{d}/tok/train.lc.norm.tok.{lang}.gz", "rt", encoding="utf-8")]
     s = [len(x) for x in sp.encode(read(src))]
     t = [len(x) for x in sp.encode(read(tgt))]
-    max_len = int(config_value(run_dir, "max_len") or 100)
     keep = [(a, b) for a, b in zip(s, t) if 0 < a <= max_len and 0 < b <= max_len]
     return np.array([a for a, _ in keep]), np.array([b + 1 for _, b in keep])  # the decoder's start symbol
 
