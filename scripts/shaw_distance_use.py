@@ -25,6 +25,7 @@ Needs Debian's python3-numpy and python3-sentencepiece (not relpos dependencies:
 built relpos (--relpos, default build/relpos). Run from the repository root.
 """
 import argparse
+import functools
 import gzip
 import json
 import os
@@ -109,18 +110,15 @@ def pair_counts(lengths, k, causal):
 
 def data_lengths(run_dir):
     """Subword lengths of the training pairs; runs with the same subword model and data share them."""
-    key = (open(os.path.join(run_dir, "subword.model"), "rb").read(), config_value(run_dir, "dir") or "data/multi30k",
-           config_value(run_dir, "src"), config_value(run_dir, "tgt"), int(config_value(run_dir, "max_len") or 100))
-    if key not in _lengths:
-        _lengths[key] = encoded_lengths(os.path.join(run_dir, "subword.model"), *key[1:])
-    return _lengths[key]
+    with open(os.path.join(run_dir, "subword.model"), "rb") as f:
+        model = f.read()
+    return encoded_lengths(model, config_value(run_dir, "dir") or "data/multi30k", config_value(run_dir, "src"),
+                           config_value(run_dir, "tgt"), int(config_value(run_dir, "max_len") or 100))
 
 
-_lengths = {}
-
-
+@functools.lru_cache(maxsize=None)
 def encoded_lengths(model, d, src, tgt, max_len):
-    sp = spm.SentencePieceProcessor(model_file=model)
+    sp = spm.SentencePieceProcessor(model_proto=model)
     read = lambda lang: [l.rstrip("\n") for l in gzip.open(f"{d}/tok/train.lc.norm.tok.{lang}.gz", "rt", encoding="utf-8")]
     s = [len(x) for x in sp.encode(read(src))]
     t = [len(x) for x in sp.encode(read(tgt))]
