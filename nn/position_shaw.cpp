@@ -6,7 +6,8 @@
 //
 // One (2k+1, d) table pair per attention layer, shared across heads (the paper and tensor2tensor)
 // or per head; `keys` / `values` switch the a^K / a^V terms (Table 3); `tie` uses one table for both
-// (OpenNMT-py's variant). Used in encoder and decoder self-attention; encoder-decoder attention only
+// (OpenNMT-py's variant); `init_rows` computes the tables' Xavier bound as if they had that many rows
+// (0: their own 2k+1), which separates a larger k from the smaller initial scale it brings. Used in encoder and decoder self-attention; encoder-decoder attention only
 // with cross_attention: true (no public implementation offers it). The terms are computed through
 // the bucketed kernels rel_logits / rel_values: never an (L, L, d) tensor.
 #include <algorithm>
@@ -19,7 +20,7 @@ namespace relpos::nn {
 
 namespace {
 struct ShawOptions {
-    std::size_t k;
+    std::size_t k, init_rows;
     bool keys, values, tie, per_head, cross;
 };
 }  // namespace
@@ -31,13 +32,16 @@ public:
         : o_(o), heads_(s.heads), map_(std::move(map)) {
         const std::size_t R = 2 * o.k + 1, d = s.head_dim;
         const Shape shape = o.per_head ? Shape{s.heads, R, d} : Shape{R, d};
-        // Xavier uniform over a (2k+1, d) table, as tensor2tensor's default initialiser.
-        if (o.keys) rel_k = this->register_parameter("rel_k", xavier_uniform<T>(shape, R, d, rng));
+        // Xavier uniform over a (2k+1, d) table, as tensor2tensor's default initialiser: the bound
+        // sqrt(6 / (2k+1 + d)) falls with k (0.30 at k = 16, 0.10 at k = 256 for d = 32) unless
+        // init_rows fixes the row count it is computed from. The draws are the same either way.
+        const std::size_t fan = o.init_rows ? o.init_rows : R;
+        if (o.keys) rel_k = this->register_parameter("rel_k", xavier_uniform<T>(shape, fan, d, rng));
         if (o.values) {
             if (o.tie)
                 rel_v = rel_k;  // one table for both terms
             else
-                rel_v = this->register_parameter("rel_v", xavier_uniform<T>(shape, R, d, rng));
+                rel_v = this->register_parameter("rel_v", xavier_uniform<T>(shape, fan, d, rng));
         }
     }
     Var<T> logit_bias(const Var<T>& q, std::size_t lk, std::size_t q_offset) override {
@@ -110,6 +114,7 @@ public:
         o_.tie = opt.get_bool("tie", false);
         o_.per_head = opt.get_bool("per_head", false);
         o_.cross = opt.get_bool("cross_attention", false);
+        o_.init_rows = static_cast<std::size_t>(opt.get_int("init_rows", 0, 0, 1 << 21));
         if (o_.tie && !(o_.keys && o_.values))
             opt.fail("tie", "needs both keys: true and values: true (it shares one table between the two terms)");
     }

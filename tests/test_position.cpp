@@ -114,8 +114,43 @@ TEST_CASE("position/describe_options", "[position]") {
     auto docs = nn::describe_position_options("shaw");
     std::vector<std::string> keys;
     for (auto& d : docs) keys.push_back(d.key);
-    CHECK(keys == std::vector<std::string>{"k", "keys", "values", "tie", "per_head", "cross_attention"});
+    CHECK(keys == std::vector<std::string>{"k", "keys", "values", "tie", "per_head", "cross_attention", "init_rows"});
     CHECK(docs[0].default_value == "16");
+}
+
+TEST_CASE("position/shaw_init_rows_sets_the_xavier_bound", "[position]") {
+    // The relative tables are Xavier-uniform over (2k+1, d): at k = 256 the bound is sqrt(6 / (513 + d)).
+    // init_rows: 33 computes it as for k = 16 from the same draws, so every other parameter is unchanged
+    // and every table entry is scaled by the ratio of the two bounds.
+    auto cfg = tiny_config();  // head_dim 4
+    nn::Transformer<double> plain(cfg, positions<double>({{"shaw", {{"k", "256"}}}}));
+    nn::Transformer<double> wide(cfg, positions<double>({{"shaw", {{"k", "256"}, {"init_rows", "33"}}}}));
+    const double a513 = std::sqrt(6.0 / (513 + 4)), a33 = std::sqrt(6.0 / (33 + 4));
+    auto pp = plain.named_parameters(), pw = wide.named_parameters();
+    REQUIRE(pp.size() == pw.size());
+    std::size_t tables = 0;
+    for (std::size_t i = 0; i < pp.size(); ++i) {
+        INFO(pp[i].first);
+        REQUIRE(pp[i].first == pw[i].first);
+        const auto &x = pp[i].second.value(), &y = pw[i].second.value();
+        REQUIRE(x.size() == y.size());
+        const bool table = pp[i].first.find("rel_") != std::string::npos;
+        tables += table;
+        double max_x = 0, max_y = 0, worst = 0;
+        for (std::size_t j = 0; j < x.size(); ++j) {
+            max_x = std::max(max_x, std::abs(x.flat(j)));
+            max_y = std::max(max_y, std::abs(y.flat(j)));
+            worst = std::max(worst, std::abs(y.flat(j) - (table ? a33 / a513 : 1.0) * x.flat(j)));
+        }
+        CHECK(worst < 1e-12);
+        if (table) {  // 513 x 4 draws: the largest comes within 1% of the bound
+            CHECK(max_x <= a513);
+            CHECK(max_x > 0.99 * a513);
+            CHECK(max_y <= a33);
+            CHECK(max_y > 0.99 * a33);
+        }
+    }
+    CHECK(tables == 4);  // rel_k and rel_v of the encoder's and the decoder's self-attention
 }
 
 TEST_CASE("position/shaw_k0_carries_no_position", "[position]") {
