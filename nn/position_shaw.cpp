@@ -7,9 +7,10 @@
 // One (2k+1, d) table pair per attention layer, shared across heads (the paper and tensor2tensor)
 // or per head; `keys` / `values` switch the a^K / a^V terms (Table 3); `tie` uses one table for both
 // (OpenNMT-py's variant); `init_rows` computes the tables' Xavier bound as if they had that many rows
-// (0: their own 2k+1), which separates a larger k from the smaller initial scale it brings. Used in encoder and decoder self-attention; encoder-decoder attention only
-// with cross_attention: true (no public implementation offers it). The terms are computed through
-// the bucketed kernels rel_logits / rel_values: never an (L, L, d) tensor.
+// (0: their own 2k+1), which separates a larger k from the smaller initial scale it brings. Used in
+// encoder and decoder self-attention; encoder-decoder attention only with cross_attention: true (no
+// public implementation offers it). The terms are computed through the bucketed kernels rel_logits /
+// rel_values: never an (L, L, d) tensor.
 #include <algorithm>
 
 #include <fmt/format.h>

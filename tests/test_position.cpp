@@ -124,9 +124,9 @@ TEST_CASE("position/shaw_init_rows_sets_the_xavier_bound", "[position]") {
     // and every table entry is scaled by the ratio of the two bounds.
     auto cfg = tiny_config();  // head_dim 4
     nn::Transformer<double> plain(cfg, positions<double>({{"shaw", {{"k", "256"}}}}));
-    nn::Transformer<double> wide(cfg, positions<double>({{"shaw", {{"k", "256"}, {"init_rows", "33"}}}}));
+    nn::Transformer<double> k16_scale(cfg, positions<double>({{"shaw", {{"k", "256"}, {"init_rows", "33"}}}}));
     const double a513 = std::sqrt(6.0 / (513 + 4)), a33 = std::sqrt(6.0 / (33 + 4));
-    auto pp = plain.named_parameters(), pw = wide.named_parameters();
+    auto pp = plain.named_parameters(), pw = k16_scale.named_parameters();
     REQUIRE(pp.size() == pw.size());
     std::size_t tables = 0;
     for (std::size_t i = 0; i < pp.size(); ++i) {

@@ -359,6 +359,18 @@ TEST_CASE("tasks/randomized_eval: identity names the run the option's absence na
     CHECK(id("r4.yaml", "{type: rope}") != plain);
 }
 
+TEST_CASE("tasks/shaw's init_rows: 0 names the run the option's absence names", "[tasks][config]") {
+    // init_rows came after the converged campaign: at its default a Shaw run keeps its name (the run
+    // store would otherwise retrain every finished Shaw run); another value is a run of its own.
+    auto id = [](const std::string& file, const std::string& pos) {
+        return run_identity(load_config(write_config(file, "name: t\ndata: {task: copy}\nmodel: {position: " + pos + "}\n")));
+    };
+    const std::string plain = id("i1.yaml", "{type: shaw, k: 256}");
+    CHECK(id("i2.yaml", "{type: shaw, k: 256, init_rows: 0}") == plain);
+    CHECK(id("i3.yaml", "{type: shaw, k: 256, init_rows: 33}") != plain);
+    CHECK(id("i4.yaml", "{type: shaw, k: 256, init_rows: 513}") != plain);  // = 2k+1: the same bound, another name
+}
+
 TEST_CASE("tasks/the default test split is named after the task", "[tasks][config]") {
     // Multi30k's test sets are years; a synthetic or language-model task's test split is `test`
     // (it used to inherit test2016).

@@ -322,13 +322,16 @@ std::string run_identity(const ExperimentConfig& c) {
         try {
             for (const auto& d : nn::describe_position_options(p.type))
                 if (!node[d.key] && !d.default_value.empty()) node[d.key] = YAML::Load(d.default_value);
-            // randomized: 0 is the default every encoding shares; runs from before the option keep their names.
-            if (node[nn::kRandomizedOption] && node[nn::kRandomizedOption].IsScalar() &&
-                node[nn::kRandomizedOption].Scalar() == "0")
-                node.remove(nn::kRandomizedOption);
-            if (node[nn::kRandomizedEvalOption] && node[nn::kRandomizedEvalOption].IsScalar() &&
-                node[nn::kRandomizedEvalOption].Scalar() == "identity")
-                node.remove(nn::kRandomizedEvalOption);
+            // Options added after runs were finished: at their default (the computation those runs did)
+            // they are left out, so the runs keep their names. A new option of an existing encoding
+            // belongs here, with the default it is declared with.
+            static const std::pair<const char*, const char*> kLaterOptions[] = {
+                {nn::kRandomizedOption, "0"},            // every encoding but none (2026-11-24)
+                {nn::kRandomizedEvalOption, "identity"}, // the same
+                {"init_rows", "0"},                      // shaw (2026-11-26)
+            };
+            for (const auto& [key, def] : kLaterOptions)
+                if (node[key] && node[key].IsScalar() && node[key].Scalar() == def) node.remove(key);
         } catch (const std::exception&) {
             // an unknown type is reported by the model's validation, not here
         }
