@@ -91,8 +91,14 @@ def last_validation(run_dir):
     return last
 
 
+@functools.lru_cache(maxsize=None)
+def config_text(run_dir):
+    with open(os.path.join(run_dir, "config.yaml")) as f:
+        return f.read()
+
+
 def config_value(run_dir, key):
-    m = re.search(r"^\s*" + key + r":\s*(\S+)", open(os.path.join(run_dir, "config.yaml")).read(), re.M)
+    m = re.search(r"^\s*" + key + r":\s*(\S+)", config_text(run_dir), re.M)
     return m.group(1) if m else None
 
 
