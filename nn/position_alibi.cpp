@@ -4,10 +4,17 @@
 //   softmax(q_i Kᵀ + m_h · [-(i - 1), ..., -2, -1, 0])        (sec. 3, causal)
 //
 // i.e. bias_hij = -m_h (i - j) for keys j <= i. In the causal decoder the future keys are masked, so
-// their bias is left at 0; in the (bidirectional) encoder it is -m_h |i - j|. Queries sit at absolute
-// positions q_offset + i and keys at j, so an incremental-decoding step gets the row of the full bias.
-// The slopes m_h are the paper's geometric sequence (alibi_slopes below). Self-attention only; with
-// cross_attention: true also encoder-decoder attention, as -m_h |i - j| (not in the paper).
+// their bias is left at 0. Attention that sees both sides (an encoder, encoder-only models) needs a
+// form the paper does not give; option `bidirectional`:
+//   offset     -m_h |i - j| + 0.5 m_h [j < i]: the form of Ruoss et al. 2023's reference code, which adds
+//              0.5 to the lower triangle "to break the symmetry (otherwise, the model cannot distinguish
+//              left and right)". The default.
+//   symmetric  -m_h |i - j|: a key at distance d to the left and one at d to the right get the same bias.
+//              What relpos computed before the option existed (2026-11-26); kept for comparison.
+// Queries sit at positions q_offset + i and keys at j (both through the randomized-position map), so an
+// incremental-decoding step gets the row of the full bias. The slopes m_h are the paper's geometric
+// sequence (alibi_slopes below). Self-attention only; with cross_attention: true also encoder-decoder
+// attention, with the bidirectional form (not in the paper).
 #include <cmath>
 
 #include "nn/position.hpp"
@@ -33,8 +40,8 @@ std::vector<double> alibi_slopes(std::size_t n) {
 template <class T>
 class AlibiAttention : public AttentionPosition<T> {
 public:
-    AlibiAttention(std::size_t heads, bool causal, std::shared_ptr<const PositionMap> map)
-        : slopes_(alibi_slopes(heads)), causal_(causal), map_(std::move(map)) {}
+    AlibiAttention(std::size_t heads, bool causal, bool offset, std::shared_ptr<const PositionMap> map)
+        : slopes_(alibi_slopes(heads)), causal_(causal), offset_(offset), map_(std::move(map)) {}
 
     // -> (1, H, Lq, Lk), a constant
     Var<T> logit_bias(const Var<T>& q, std::size_t lk, std::size_t q_offset) override {
@@ -46,8 +53,10 @@ public:
                 const double qi = double(mapped(map_, q_offset + i));  // absolute query position
                 for (std::size_t j = 0; j < lk; ++j) {
                     const double kj = double(mapped(map_, j));
-                    const double dist = causal_ && kj > qi ? 0.0 : std::abs(qi - kj);
-                    *pb++ = T(-slopes_[h] * dist);
+                    // causal: the future is masked (bias 0 there); bidirectional offset: keys on the left get +0.5
+                    const double d = causal_ ? (kj > qi ? 0.0 : qi - kj)
+                                             : std::abs(qi - kj) - (offset_ && kj < qi ? 0.5 : 0.0);
+                    *pb++ = T(-slopes_[h] * d);
                 }
             }
         return Var<T>(std::move(b));
@@ -55,21 +64,23 @@ public:
 
 private:
     std::vector<double> slopes_;  // m_h, one per head
-    bool causal_;
+    bool causal_, offset_;
     std::shared_ptr<const PositionMap> map_;
 };
 
 template <class T>
 class AlibiPosition : public PositionEncoding<T> {
 public:
-    AlibiPosition(Options& o, const PositionContext&) : cross_(o.get_bool("cross_attention", false)) {}
+    AlibiPosition(Options& o, const PositionContext&)
+        : cross_(o.get_bool("cross_attention", false)),
+          offset_(o.get_string("bidirectional", "offset", {"offset", "symmetric"}) == "offset") {}
     std::shared_ptr<AttentionPosition<T>> for_attention(const AttentionSite& site, Rng&) override {
         if (site.kind == AttentionSite::Cross && !cross_) return nullptr;
-        return std::make_shared<AlibiAttention<T>>(site.heads, site.causal(), this->position_map_handle(site));
+        return std::make_shared<AlibiAttention<T>>(site.heads, site.causal(), offset_, this->position_map_handle(site));
     }
 
 private:
-    bool cross_;
+    bool cross_, offset_;
 };
 
 void register_alibi(PositionRegistry& r) {

@@ -591,6 +591,7 @@ TEST_CASE("config/the resolved YAML writes every declared key of a run", "[confi
         "report.reference", "report.reference.title", "report.reference.values",  // only when given
         "report.compare", "report.compare.dir", "report.compare.title",           // only when given
         "train.stop", "train.stop.patience", "train.stop.min_delta",  // only with patience > 0 (older names kept)
+        "train.stop.rule", "train.stop.target_metric", "train.stop.target",  // the same; a target only when set
         "train.valid_bleu",                                           // only when true (older names kept)
     };
     TempDir dir;

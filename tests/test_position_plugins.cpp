@@ -94,6 +94,7 @@ TEST_CASE("gradcheck/position/rope_cross_attention", "[gradcheck][position][plug
 TEST_CASE("gradcheck/position/alibi", "[gradcheck][position][plugin]") { check_model({{"alibi", {}}}); }
 TEST_CASE("gradcheck/position/alibi_cross_attention", "[gradcheck][position][plugin]") {
     check_model({{"alibi", {{"cross_attention", "true"}}}});
+    check_model({{"alibi", {{"cross_attention", "true"}, {"bidirectional", "symmetric"}}}});
 }
 // 4 buckets, max_distance 3: offsets ±1 and ±2 share buckets, so the gather's backward must add up.
 TEST_CASE("gradcheck/position/t5_encoder", "[gradcheck][position][plugin]") {
@@ -234,7 +235,7 @@ TEST_CASE("plugin/alibi/slopes", "[position][plugin]") {
               std::pow(2.0, -1.5), std::pow(2.0, -2.5), std::pow(2.0, -3.5)}},
     };
     for (auto& [H, m] : expected) {
-        auto [pe, hook] = hooks_for("alibi", {}, nn::AttentionSite::EncoderSelf, H, 4);
+        auto [pe, hook] = hooks_for("alibi", {{"bidirectional", "symmetric"}}, nn::AttentionSite::EncoderSelf, H, 4);
         REQUIRE(hook);
         const Array<double> b = bias_of(*hook, H, 1, 2, 1);  // query at 1, keys at 0 and 1
         for (std::size_t h = 0; h < H; ++h) {
@@ -248,8 +249,8 @@ TEST_CASE("plugin/alibi/slopes", "[position][plugin]") {
 TEST_CASE("plugin/alibi/bias_values", "[position][plugin]") {
     // 2 heads: m = 1/16, 1/256
     const double m0 = 1. / 16, m1 = 1. / 256;
-    SECTION("encoder: -m |i - j|") {
-        auto [pe, hook] = hooks_for("alibi", {}, nn::AttentionSite::EncoderSelf, 2, 4);
+    SECTION("encoder, bidirectional: symmetric: -m |i - j|") {
+        auto [pe, hook] = hooks_for("alibi", {{"bidirectional", "symmetric"}}, nn::AttentionSite::EncoderSelf, 2, 4);
         const Array<double> b = bias_of(*hook, 2, 3, 4, 0);
         const double dist[3][4] = {{0, 1, 2, 3}, {1, 0, 1, 2}, {2, 1, 0, 1}};
         for (std::size_t i = 0; i < 3; ++i)
@@ -257,6 +258,19 @@ TEST_CASE("plugin/alibi/bias_values", "[position][plugin]") {
                 CHECK(b(0, i, j) == Approx(-m0 * dist[i][j]));
                 CHECK(b(1, i, j) == Approx(-m1 * dist[i][j]));
             }
+    }
+    SECTION("encoder, by default (bidirectional: offset): -m |i - j| + 0.5 m for keys left of the query") {
+        // Ruoss et al. 2023's reference: alibi = -|i - j| + 0.5 * tri(k = -1), times the slopes
+        auto [pe, hook] = hooks_for("alibi", {}, nn::AttentionSite::EncoderSelf, 2, 4);
+        const Array<double> b = bias_of(*hook, 2, 3, 4, 0);
+        const double want[3][4] = {{0, -1, -2, -3}, {-0.5, 0, -1, -2}, {-1.5, -0.5, 0, -1}};
+        for (std::size_t i = 0; i < 3; ++i)
+            for (std::size_t j = 0; j < 4; ++j) {
+                CHECK(b(0, i, j) == Approx(m0 * want[i][j]));
+                CHECK(b(1, i, j) == Approx(m1 * want[i][j]));
+            }
+        // the left and the right neighbour now differ (the symmetric form cannot tell them apart)
+        CHECK(b(0, 1, 0) != Approx(b(0, 1, 2)));
     }
     SECTION("decoder: -m (i - j) for j <= i, 0 for (masked) future keys") {
         auto [pe, hook] = hooks_for("alibi", {}, nn::AttentionSite::DecoderSelf, 2, 4);
@@ -276,6 +290,7 @@ TEST_CASE("plugin/alibi/bias_values", "[position][plugin]") {
         auto cross = hooks_for("alibi", {{"cross_attention", "true"}}, nn::AttentionSite::Cross, 2, 4);
         REQUIRE(cross.hook);
         CHECK(bias_of(*cross.hook, 2, 1, 3, 0)(0, 0, 2) == Approx(-2 * m0));  // bidirectional there
+        CHECK(bias_of(*cross.hook, 2, 2, 3, 0)(0, 1, 0) == Approx(-0.5 * m0));
         CHECK(cross.pe->parameters().empty());
         CHECK(cross.hook->parameters().empty());
     }
@@ -619,7 +634,7 @@ TEST_CASE("incremental/fire", "[incremental][plugin]") {
 TEST_CASE("plugin/registered_and_listed", "[position][plugin]") {
     const std::map<std::string, std::vector<std::string>> keys = {
         {"rope", {"base", "cross_attention"}},
-        {"alibi", {"cross_attention"}},
+        {"alibi", {"cross_attention", "bidirectional"}},
         {"t5", {"num_buckets", "max_distance", "per_layer"}},
         {"kerple", {"r1_init", "r2_init", "init", "cross_attention"}},
         {"fire", {"hidden", "c_init", "L_init", "per_layer"}},

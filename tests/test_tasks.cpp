@@ -371,6 +371,19 @@ TEST_CASE("tasks/shaw's init_rows: 0 names the run the option's absence names", 
     CHECK(id("i4.yaml", "{type: shaw, k: 256, init_rows: 513}") != plain);  // = 2k+1: the same bound, another name
 }
 
+TEST_CASE("tasks/alibi's bidirectional: symmetric names the run {type: alibi} named before the option", "[tasks][config]") {
+    // Before `bidirectional` existed, {type: alibi} was the symmetric form and its identity had the one
+    // option it then had filled in (cross_attention: false). The symmetric form keeps that identity; the
+    // new default (offset) is another computation and names another run.
+    auto cfg = [](const std::string& file, const std::string& pos) {
+        return load_config(write_config(file, "name: t\ndata: {task: copy}\nmodel: {family: encoder_only, position: " + pos + "}\n"));
+    };
+    const std::string before = config_hash(cfg("a0.yaml", "{type: alibi, cross_attention: false}"));
+    CHECK(run_identity(cfg("a1.yaml", "{type: alibi, bidirectional: symmetric}")) == before);
+    CHECK(run_identity(cfg("a2.yaml", "{type: alibi}")) != before);
+    CHECK(run_identity(cfg("a3.yaml", "{type: alibi}")) == run_identity(cfg("a4.yaml", "{type: alibi, bidirectional: offset}")));
+}
+
 TEST_CASE("tasks/the default test split is named after the task", "[tasks][config]") {
     // Multi30k's test sets are years; a synthetic or language-model task's test split is `test`
     // (it used to inherit test2016).

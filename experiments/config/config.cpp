@@ -465,6 +465,15 @@ void read_train(YamlOptions& o, TrainConfig& t) {
         YamlOptions st = o.section("stop");
         t.patience = st.get_int("patience", t.patience, 0, kNoMax);
         t.min_delta = st.get_number("min_delta", t.min_delta, 0, kInf, false, false);
+        t.stop_rule = st.get_string("rule", t.stop_rule, {"improvement", "running_best"});
+        t.target_metric = st.get_string("target_metric", t.target_metric);
+        t.target = st.get_number("target", t.target, -kInf, kInf, false, false);
+        if (t.target_metric.empty() && st.has("target"))
+            st.fail("target", "needs stop.target_metric (the validation metric it is a target for, e.g. accuracy)");
+        if (!t.target_metric.empty() && !st.has("target"))
+            st.fail("target_metric", "needs stop.target (the value that counts as reached, e.g. 99)");
+        if (!t.target_metric.empty() && t.stop_rule == "running_best")
+            st.fail("target_metric", "needs stop.rule: improvement (running_best is kept for the runs trained with it)");
         st.finish();
     }
     t.valid_bleu = o.get_bool("valid_bleu", t.valid_bleu);
@@ -745,7 +754,9 @@ YAML::Node canonical_position(const PositionSpec& p) {
     return out;
 }
 
-void emit_run_part(YAML::Emitter& out, const ExperimentConfig& c) {
+// for_hash: the text config_hash reads, where keys added later are left out at the value that means what
+// configs before them computed; the write-out (to_yaml) states every value, so that it reads back the same.
+void emit_run_part(YAML::Emitter& out, const ExperimentConfig& c, bool for_hash) {
     using namespace YAML;
     out << Key << "seed" << Value << c.seed;
 
@@ -836,10 +847,17 @@ void emit_run_part(YAML::Emitter& out, const ExperimentConfig& c) {
     emit_double(out, t.time_limit_minutes);
     // Written only when used, so configs from before these keys keep their config hash (finished
     // runs stay matched and skipped).
-    if (t.patience > 0) {
+    // The rule is written unless it is running_best, the only rule before the key existed; a target
+    // only when set.
+    if (t.patience > 0 || !t.target_metric.empty()) {
         out << Key << "stop" << Value << Flow << BeginMap << Key << "patience" << Value << t.patience << Key
             << "min_delta" << Value;
         emit_double(out, t.min_delta);
+        if (!for_hash || t.stop_rule != "running_best") out << Key << "rule" << Value << t.stop_rule;
+        if (!t.target_metric.empty()) {
+            out << Key << "target_metric" << Value << t.target_metric << Key << "target" << Value;
+            emit_double(out, t.target);
+        }
         out << EndMap;
     }
     if (t.valid_bleu) out << Key << "valid_bleu" << Value << true;
@@ -961,7 +979,7 @@ std::string to_yaml(const ExperimentConfig& c) {
     out << Key << "results_dir" << Value << c.results_dir;
     if (!c.run_store.empty()) out << Key << "run_store" << Value << c.run_store;
     out << Key << "threads" << Value << c.threads;
-    emit_run_part(out, c);
+    emit_run_part(out, c, false);
 
     out << Key << "sweep" << Value << BeginMap;
     out << Key << "grid" << Value;
@@ -1025,7 +1043,7 @@ std::string to_yaml(const ExperimentConfig& c) {
 std::string config_hash(const ExperimentConfig& c) {
     YAML::Emitter out;
     out << YAML::BeginMap;
-    emit_run_part(out, c);
+    emit_run_part(out, c, true);
     out << YAML::EndMap;
     return fnv1a64_hex(out.c_str());
 }

@@ -111,11 +111,23 @@ struct TrainConfig {
     long checkpoint_every = 0;      // >= 0 steps; 0 = each epoch
     std::string on_nonfinite = "stop";  // stop | skip
     double time_limit_minutes = 0;  // >= 0; 0 = none (else stop training after this and evaluate)
-    // Plateau stopping on validation loss: stop after `patience` validations in a row that do not
-    // lower the best validation loss by more than `min_delta` (nats per token). 0 = off; epochs and
-    // max_steps stay the caps.
+    // Plateau stopping on validation loss: stop after `patience` validations in a row without an
+    // improvement of more than `min_delta` (nats per token). 0 = off; epochs and max_steps stay the caps.
+    // What an improvement is measured against (`stop.rule`):
+    //   improvement   the loss of the last validation that counted as an improvement: the reference moves
+    //                 only on an improvement larger than min_delta (Keras' and Lightning's EarlyStopping).
+    //                 The default.
+    //   running_best  the lowest loss so far, which every improvement moves, however small: a loss falling
+    //                 by less than min_delta per validation stops the run. The rule of the converged tables
+    //                 and the LM study (their configs say so).
     long patience = 0;              // >= 0
     double min_delta = 0.0;         // >= 0
+    std::string stop_rule = "improvement";  // improvement | running_best
+    // Competence target (`stop.target_metric`, `stop.target`): stop as soon as a validation reaches
+    // valid_<metric> >= target (a metric the task computes at each validation, e.g. accuracy); the best
+    // checkpoint then follows that metric (ties: the lower loss). "" = no target.
+    std::string target_metric;
+    double target = 0.0;
     bool valid_bleu = false;        // also greedy-decode the validation split at each validation and log its BLEU
 };
 

@@ -9,6 +9,10 @@
 //   accuracy          exact match of the answer, %: greedy decoding (prompt fed through the cache, answer
 //                     ended by EOS), or the argmax of every slot
 //   accuracy@n        the same for inputs of length n
+//   token_accuracy    per-token accuracy, % (Ruoss et al.'s metric): of all answer tokens (EOS not counted),
+//                     the share predicted right at their position; a decoded answer that stops early or
+//                     runs long is scored against the reference position by position (missing = wrong)
+//   token_accuracy@n  the same for inputs of length n
 //   extension_ratio   the longest n such that every evaluated length <= n (the validation lengths and the
 //                     split's) has accuracy >= 90%, divided by L = train_len max; 0 when the shortest fails
 //   loss, ppl         teacher-forced, on the answer tokens
@@ -38,22 +42,43 @@ constexpr std::uint64_t ALGO_DATA_SEED = 20230531;  // data stays fixed across m
 // decoder-only models' parameters, stay as they were).
 constexpr std::int32_t ALGO_SLOT_ID = UNK_ID;
 
-// Exact matches counted per input length: the % right at each length and the total right.
-struct LengthTally {
-    std::map<std::size_t, std::pair<std::size_t, std::size_t>> counts;  // length -> (right, all)
-    std::size_t right = 0;
-    void add(std::size_t length, bool ok) {
-        auto& c = counts[length];
-        c.first += ok;
-        c.second += 1;
-        right += ok;
+// Both metrics of a split, whole answers and tokens, overall and per input length (%).
+struct Accuracy {
+    double exact = 0, token = 0;
+    std::map<std::size_t, double> exact_at, token_at;
+};
+
+// Exact matches and right tokens counted per input length.
+class LengthTally {
+public:
+    // One example: its input length, whether the whole answer was right, how many of its answer tokens
+    // were right, of how many.
+    void add(std::size_t length, bool exact, std::size_t right_tokens, std::size_t tokens) {
+        auto& c = counts_[length];
+        c.exact += exact;
+        c.examples += 1;
+        c.right_tokens += right_tokens;
+        c.tokens += tokens;
     }
-    std::map<std::size_t, double> percent(std::size_t* right_total) const {
-        if (right_total) *right_total = right;
-        std::map<std::size_t, double> acc;
-        for (auto& [n, c] : counts) acc[n] = 100.0 * double(c.first) / double(c.second);
-        return acc;
+    Accuracy percent() const {
+        Accuracy a;
+        std::size_t exact = 0, examples = 0, right = 0, tokens = 0;
+        auto pct = [](std::size_t n, std::size_t d) { return d == 0 ? 0.0 : 100.0 * double(n) / double(d); };
+        for (auto& [n, c] : counts_) {
+            a.exact_at[n] = pct(c.exact, c.examples);
+            a.token_at[n] = pct(c.right_tokens, c.tokens);
+            exact += c.exact, examples += c.examples, right += c.right_tokens, tokens += c.tokens;
+        }
+        a.exact = pct(exact, examples);
+        a.token = pct(right, tokens);
+        return a;
     }
+
+private:
+    struct Counts {
+        std::size_t exact = 0, examples = 0, right_tokens = 0, tokens = 0;
+    };
+    std::map<std::size_t, Counts> counts_;  // by input length
 };
 
 // The encoder-only form of a (BOS prompt SEP, answer EOS) example: the input gets one slot per label.
@@ -62,10 +87,9 @@ Example to_encoder_only(Example e) {
     return e;
 }
 
-// Exact-match accuracy (%) per input length of a split, for an encoder-only model: one forward pass per
-// batch, the argmax at every slot.
-std::map<std::size_t, double> slot_accuracy_by_length(const nn::Transformer<float>& model, const EvalSplit& s,
-                                                      std::size_t batch_tokens, std::size_t* right_total) {
+// Both accuracies of a split for an encoder-only model: one forward pass per batch, the argmax at every
+// slot. The answer is exactly right when every slot is, EOS's included; tokens are the answer's, without EOS.
+Accuracy slot_accuracy(const nn::Transformer<float>& model, const EvalSplit& s, std::size_t batch_tokens) {
     NoGradGuard ng;
     LengthTally tally;
     BatchOptions bo;
@@ -76,22 +100,28 @@ std::map<std::size_t, double> slot_accuracy_by_length(const nn::Transformer<floa
         const std::size_t V = logits.shape().back();
         const float* p = logits.data();
         for (std::size_t r = 0; r < b.B; ++r) {
-            bool ok = true;
-            for (std::size_t t = 0; t < b.Lt && ok; ++t) {
+            std::size_t right = 0, tokens = 0;
+            bool eos_ok = true;
+            for (std::size_t t = 0; t < b.Lt; ++t) {
                 const std::int32_t want = b.tgt_out[r * b.Lt + t];
                 if (want == PAD_ID) continue;
                 const float* row = p + (r * b.Lt + t) * V;
-                ok = std::max_element(row, row + V) - row == want;
+                const bool ok = std::max_element(row, row + V) - row == want;
+                if (want == EOS_ID) {
+                    eos_ok = ok;
+                } else {
+                    right += ok;
+                    ++tokens;
+                }
             }
-            tally.add(s.lengths[b.index[r]], ok);
+            tally.add(s.lengths[b.index[r]], eos_ok && right == tokens, right, tokens);
         }
     }
-    return tally.percent(right_total);
+    return tally.percent();
 }
 
-// Exact-match accuracy (%) per input length of a split.
-std::map<std::size_t, double> accuracy_by_length(const nn::Transformer<float>& model, const EvalSplit& s,
-                                                 std::size_t batch_tokens, std::size_t* right_total) {
+// Both accuracies of a split for a decoder-only model: greedy decoding, the answer ended by EOS.
+Accuracy decoded_accuracy(const nn::Transformer<float>& model, const EvalSplit& s, std::size_t batch_tokens) {
     LengthTally tally;
     // Batches of similar total length, within the token budget.
     std::vector<std::size_t> order(s.examples.size());
@@ -115,12 +145,15 @@ std::map<std::size_t, double> accuracy_by_length(const nn::Transformer<float>& m
         const auto out = continue_greedy(model, prompts, max_answer, EOS_ID);
         for (std::size_t k = 0; k < idx.size(); ++k) {
             const Example& e = s.examples[idx[k]];
-            // The target ends with EOS; the continuation stops at EOS and does not return it.
-            const bool ok = out[k].size() + 1 == e.tgt.size() && std::equal(out[k].begin(), out[k].end(), e.tgt.begin());
-            tally.add(s.lengths[idx[k]], ok);
+            // The target ends with EOS; the continuation stops at EOS and does not return it. Tokens are
+            // compared position by position; an answer of the wrong length is not exactly right.
+            const std::size_t answer = e.tgt.size() - 1;
+            std::size_t right = 0;
+            for (std::size_t t = 0; t < std::min(answer, out[k].size()); ++t) right += out[k][t] == e.tgt[t];
+            tally.add(s.lengths[idx[k]], out[k].size() == answer && right == answer, right, answer);
         }
     }
-    return tally.percent(right_total);
+    return tally.percent();
 }
 
 class AlgorithmicTask : public Task {
@@ -180,21 +213,20 @@ public:
             if (wants("loss")) out["loss"] = el.loss;
             if (wants("ppl")) out["ppl"] = el.ppl;
         }
-        if (wants("accuracy") || wants("extension_ratio")) {
-            std::size_t right = 0;
-            auto by_length = [&](const EvalSplit& sp, std::size_t* rt) {
-                return family_ == nn::Family::EncoderOnly ? slot_accuracy_by_length(r.model, sp, bt, rt)
-                                                          : accuracy_by_length(r.model, sp, bt, rt);
-            };
-            const auto acc = by_length(split, &right);
+        if (wants("accuracy") || wants("token_accuracy") || wants("extension_ratio")) {
+            const Accuracy acc = accuracy(r.model, split, bt);
             if (wants("accuracy")) {
-                out["accuracy"] = split.examples.empty() ? 0.0 : 100.0 * double(right) / double(split.examples.size());
-                for (auto& [n, a] : acc) out[fmt::format("accuracy@{}", n)] = a;
+                out["accuracy"] = acc.exact;
+                for (auto& [n, a] : acc.exact_at) out[fmt::format("accuracy@{}", n)] = a;
+            }
+            if (wants("token_accuracy")) {
+                out["token_accuracy"] = acc.token;
+                for (auto& [n, a] : acc.token_at) out[fmt::format("token_accuracy@{}", n)] = a;
             }
             if (wants("extension_ratio")) {
-                std::map<std::size_t, double> all = acc;
+                std::map<std::size_t, double> all = acc.exact_at;
                 if (r.split != r.data.valid_split)
-                    for (auto& [n, a] : by_length(r.data.splits.at(r.data.valid_split), nullptr))
+                    for (auto& [n, a] : accuracy(r.model, r.data.splits.at(r.data.valid_split), bt).exact_at)
                         all.emplace(n, a);
                 std::size_t reach = 0;
                 for (auto& [n, a] : all) {
@@ -207,7 +239,22 @@ public:
         return out;
     }
 
+    // With a competence target: both accuracies of the validation split (in distribution), named as in
+    // results.json (<valid_split>.accuracy; the validation line's own valid_accuracy is teacher-forced).
+    std::vector<std::pair<std::string, double>> validation_metrics(const nn::Transformer<float>& model,
+                                                                   const Dataset& data,
+                                                                   const ExperimentConfig& cfg) const override {
+        if (cfg.train.target_metric.empty()) return {};
+        const Accuracy a = accuracy(model, data.splits.at(data.valid_split), static_cast<std::size_t>(cfg.eval.batch_tokens));
+        return {{data.valid_split + ".accuracy", a.exact}, {data.valid_split + ".token_accuracy", a.token}};
+    }
+
 private:
+    Accuracy accuracy(const nn::Transformer<float>& model, const EvalSplit& s, std::size_t batch_tokens) const {
+        return family_ == nn::Family::EncoderOnly ? slot_accuracy(model, s, batch_tokens)
+                                                  : decoded_accuracy(model, s, batch_tokens);
+    }
+
     std::string name_;
     nn::Family family_;
 };
@@ -215,7 +262,8 @@ private:
 }  // namespace
 
 void register_algorithmic(TaskRegistry& r) {
-    const std::vector<std::string> metrics{"accuracy", "extension_ratio", "loss", "ppl"};
+    const std::vector<std::string> metrics{"accuracy", "token_accuracy", "extension_ratio", "loss", "ppl"};
+    const std::vector<std::string> targets{"accuracy", "token_accuracy"};
     for (const auto& t : algorithmic_tasks()) {
         const std::string name = t.name;
         auto make_algo = [name](nn::Family f) -> std::unique_ptr<Task> { return std::make_unique<AlgorithmicTask>(name, f); };
@@ -225,6 +273,7 @@ void register_algorithmic(TaskRegistry& r) {
             for (auto f : {nn::Family::DecoderOnly, nn::Family::EncoderOnly}) {
                 e.families.push_back(f);
                 e.metrics[f] = metrics;
+                e.target_metrics[f] = targets;
             }
             e.summary += fmt::format("; decoder_only, encoder_only: {}", t.summary);
             auto seq2seq = old->make;
@@ -239,6 +288,7 @@ void register_algorithmic(TaskRegistry& r) {
         e.summary = t.summary;
         e.families = {nn::Family::DecoderOnly, nn::Family::EncoderOnly};
         e.metrics = {{nn::Family::DecoderOnly, metrics}, {nn::Family::EncoderOnly, metrics}};
+        e.target_metrics = {{nn::Family::DecoderOnly, targets}, {nn::Family::EncoderOnly, targets}};
         e.options = task_registry_options_of_copy(r);  // data.synthetic: n_symbols, sizes, train_len, test_len
         e.make = make_algo;
         r.add(std::move(e));

@@ -99,6 +99,14 @@ std::unique_ptr<Task> make_task(const ExperimentConfig& cfg) {
         throw ConfigError(fmt::format("{}: train.valid_bleu: validation BLEU is for encoder-decoder tasks; task '{}' "
                                       "with model.family {} has none (set it to false)",
                                       cfg.source, e->name, nn::family_name(family)));
+    if (!cfg.train.target_metric.empty()) {
+        const auto targets = e->target_metrics.count(family) ? e->target_metrics.at(family) : std::vector<std::string>{};
+        if (std::find(targets.begin(), targets.end(), cfg.train.target_metric) == targets.end())
+            throw ConfigError(fmt::format("{}: train.stop.target_metric: task '{}' ({}) computes no validation '{}'; {}",
+                                          cfg.source, e->name, nn::family_name(family), cfg.train.target_metric,
+                                          targets.empty() ? std::string("it has no target metric (remove the target)")
+                                                          : "it has " + join(targets)));
+    }
     return e->make(family);
 }
 

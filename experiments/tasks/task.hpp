@@ -71,7 +71,8 @@ public:
     // The metrics of one split: "<metric>" or "<metric>@<length>" -> value; each name in eval.metrics
     // produces at least one entry.
     virtual std::map<std::string, double> evaluate(const EvalRequest& r) const = 0;
-    // Extra metrics logged at every validation during training (train.valid_bleu); none by default.
+    // Extra metrics logged at every validation during training (train.valid_bleu: valid_bleu_tok; with
+    // train.stop.target_metric: <valid_split>.<metric> for each of the entry's target_metrics); none by default.
     virtual std::vector<std::pair<std::string, double>> validation_metrics(const nn::Transformer<float>& model,
                                                                            const Dataset& data,
                                                                            const ExperimentConfig& cfg) const {
@@ -85,6 +86,9 @@ struct TaskEntry {
     std::vector<nn::Family> families;       // the model.family values it trains, the first being its usual one
     std::map<nn::Family, std::vector<std::string>> metrics;  // the eval.metrics names it computes, by family
     std::vector<TaskOption> options;        // the data.* keys it reads, for `relpos list`
+    // The metrics train.stop.target_metric may name: validation_metrics() computes <valid_split>.<name> for
+    // them when the config sets a target.
+    std::map<nn::Family, std::vector<std::string>> target_metrics;
     std::function<std::unique_ptr<Task>(nn::Family)> make;
 };
 

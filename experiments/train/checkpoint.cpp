@@ -229,7 +229,10 @@ void save_checkpoint(const std::string& dir, const nn::NamedParams<float>& param
                                   {"adam_steps", adam ? adam->steps() : 0},
                                   {"config_hash", pr.config_hash},
                                   {"best_step", pr.best_step},
-                                  {"bad_validations", pr.bad_validations}});
+                                  {"bad_validations", pr.bad_validations},
+                                  {"plateau_reference", pr.plateau_reference},
+                                  {"best_target_metric", pr.best_target_metric},
+                                  {"target_step", pr.target_step}});
     } catch (...) {
         std::error_code ec;
         fs::remove_all(tmp, ec);
@@ -286,6 +289,10 @@ TrainProgress read_state(const fs::path& dir, bool need_adam_steps, std::size_t*
     // Added with the plateau stopping rule; checkpoints written before it have neither.
     if (st.contains("best_step")) field("best_step", pr.best_step, "a whole number");
     if (st.contains("bad_validations")) field("bad_validations", pr.bad_validations, "a whole number");
+    // Added with stop.rule and stop.target (2026-11-26).
+    if (st.contains("plateau_reference")) field("plateau_reference", pr.plateau_reference, "a number");
+    if (st.contains("best_target_metric")) field("best_target_metric", pr.best_target_metric, "a number");
+    if (st.contains("target_step")) field("target_step", pr.target_step, "a whole number");
     return pr;
 }
 

@@ -38,6 +38,11 @@ struct TrainProgress {
     double best_valid_loss = 1e300;
     std::uint64_t best_step = 0;       // step of the best validation loss
     std::uint64_t bad_validations = 0; // validations in a row without an improvement > train.stop.min_delta
+    double plateau_reference = 1e300; // stop.rule improvement: the loss of the last validation that counted
+    // Competence target (train.stop.target_metric): the metric at the best checkpoint, and the first step
+    // whose validation reached the target (0: not yet).
+    double best_target_metric = -1e300;
+    std::uint64_t target_step = 0;
     double elapsed_seconds = 0;        // training wall time so far (across resumes)
     std::array<std::uint64_t, 6> dropout_rng{};
     std::string config_hash;

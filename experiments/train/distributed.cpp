@@ -201,9 +201,9 @@ void broadcast_training_state(Communicator& comm, const nn::NamedParams<float>& 
         comm.broadcast(adam.second_moments()[k].data(), p.numel() * sizeof(float));
     }
     std::vector<std::uint64_t> counts{adam.steps(), pr.step, pr.epoch, pr.batch_in_epoch, pr.tokens, pr.best_step,
-                                      pr.bad_validations};
+                                      pr.bad_validations, pr.target_step};
     counts.insert(counts.end(), pr.dropout_rng.begin(), pr.dropout_rng.end());
-    std::vector<double> reals{pr.best_valid_loss, pr.elapsed_seconds};
+    std::vector<double> reals{pr.best_valid_loss, pr.elapsed_seconds, pr.plateau_reference, pr.best_target_metric};
     broadcast_vector(comm, counts);
     broadcast_vector(comm, reals);
     broadcast_string(comm, pr.config_hash);
@@ -214,9 +214,12 @@ void broadcast_training_state(Communicator& comm, const nn::NamedParams<float>& 
     pr.tokens = counts[4];
     pr.best_step = counts[5];
     pr.bad_validations = counts[6];
-    std::copy(counts.begin() + 7, counts.end(), pr.dropout_rng.begin());
+    pr.target_step = counts[7];
+    std::copy(counts.begin() + 8, counts.end(), pr.dropout_rng.begin());
     pr.best_valid_loss = reals[0];
     pr.elapsed_seconds = reals[1];
+    pr.plateau_reference = reals[2];
+    pr.best_target_metric = reals[3];
 }
 
 }  // namespace relpos

@@ -329,6 +329,8 @@ std::string run_identity(const ExperimentConfig& c) {
                 {nn::kRandomizedOption, "0"},            // every encoding but none (2026-11-24)
                 {nn::kRandomizedEvalOption, "identity"}, // the same
                 {"init_rows", "0"},                      // shaw (2026-11-26)
+                {"bidirectional", "symmetric"},          // alibi (2026-11-26): what it computed before; the
+                                                         // default is now offset
             };
             for (const auto& [key, def] : kLaterOptions)
                 if (node[key] && node[key].IsScalar() && node[key].Scalar() == def) node.remove(key);
@@ -634,7 +636,8 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
         trainer.distribute(comm);
     }
     const auto task = make_task(cfg);
-    if (cfg.train.valid_bleu)
+    trainer.set_valid_split_name(data.valid_split);
+    if (cfg.train.valid_bleu || !cfg.train.target_metric.empty())
         trainer.set_validation_extra([&] { return task->validation_metrics(*model, data, cfg); });
     TrainOutcome outcome;
     try {
@@ -690,6 +693,12 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
                  {"time_limited", outcome.time_limited},
                  {"seed", cfg.seed},
                  {"threads", pc.threads}};
+    if (!cfg.train.target_metric.empty())  // the competence gate: did the model learn its task in distribution?
+        json["competence"] = {{"metric", data.valid_split + "." + cfg.train.target_metric},
+                              {"target", cfg.train.target},
+                              {"reached", pr.target_step > 0},
+                              {"step", pr.target_step},
+                              {"best", json_number(pr.best_target_metric, 4)}};
     if (comm.size() > 1) json["ranks"] = comm.size();
     json["config_hash"] = hash;
     json["commit"] = source_commit();

@@ -117,6 +117,19 @@ void truncate_metrics(const fs::path& file, std::uint64_t step) {
 }
 }  // namespace
 
+void count_validation(const TrainConfig& cfg, double loss, TrainProgress& pr) {
+    // An improvement counts only when it beats the reference by more than min_delta. stop.rule improvement:
+    // the reference is the last loss that counted (it moves only then); running_best: the lowest loss so
+    // far (pr.best_valid_loss before this validation), which any improvement moves.
+    const double reference = cfg.stop_rule == "running_best" ? pr.best_valid_loss : pr.plateau_reference;
+    if (loss < reference - cfg.min_delta) {
+        pr.bad_validations = 0;
+        pr.plateau_reference = loss;
+    } else {
+        ++pr.bad_validations;
+    }
+}
+
 TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_status,
                           const std::function<void(const std::string&)>& log) {
     auto say = [&](const std::string& s) {
@@ -180,9 +193,15 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
         last_saved_step = pr.step;
     };
     const std::uint64_t patience = static_cast<std::uint64_t>(cfg_.patience);
-    auto plateaued = [&] { return patience > 0 && pr.bad_validations >= patience; };
+    const bool has_target = !cfg_.target_metric.empty();
+    const std::string target_key = valid_split_name_ + "." + cfg_.target_metric;  // as the task logs it
+    auto reached = [&] { return has_target && pr.target_step > 0; };
+    // Ends the run: the plateau, or the competence target (both found by a validation).
+    auto plateaued = [&] { return (patience > 0 && pr.bad_validations >= patience) || reached(); };
+    std::uint64_t validated_at = std::numeric_limits<std::uint64_t>::max();  // this session's last validation
     auto validate = [&] {
         if (!root) return;  // the others learn what matters for them (a plateau) through agree() below
+        validated_at = pr.step;
         model_.eval();
         EvalLoss ev = evaluate_loss(model_, valid_, static_cast<std::size_t>(cfg_.batch_tokens));
         std::vector<std::pair<std::string, double>> extra;
@@ -199,15 +218,24 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
             said += fmt::format(", {} {:.2f}", k, v);
         }
         line["elapsed"] = json_number(elapsed(), 1);
-        // The plateau rule: an improvement counts only when it beats the best by more than min_delta;
-        // the best checkpoint follows the plain minimum.
-        if (ev.loss < pr.best_valid_loss - cfg_.min_delta) pr.bad_validations = 0;
-        else ++pr.bad_validations;
+        count_validation(cfg_, ev.loss, pr);
+        // The best checkpoint follows the plain minimum of the loss, or with a competence target the
+        // highest target metric (ties: the lower loss).
+        bool best = ev.loss < pr.best_valid_loss;
+        if (has_target) {
+            const auto it = std::find_if(extra.begin(), extra.end(), [&](const auto& kv) { return kv.first == target_key; });
+            if (it == extra.end())
+                throw std::logic_error("train.stop.target_metric: the task computed no " + target_key + " at validation");
+            const double m = it->second;
+            best = m > pr.best_target_metric || (m == pr.best_target_metric && ev.loss < pr.best_valid_loss);
+            if (best) pr.best_target_metric = m;
+            if (m >= cfg_.target && pr.target_step == 0) pr.target_step = pr.step;
+        }
         append_metric(json_line(line));
         say(fmt::format("step {}: validation loss {:.4f}, perplexity {:.2f}{}{}", pr.step, ev.loss, ev.ppl, said,
                         patience > 0 ? fmt::format(" (no improvement for {}/{})", pr.bad_validations, patience)
                                      : std::string()));
-        if (ev.loss < pr.best_valid_loss) {
+        if (best) {
             pr.best_valid_loss = ev.loss;
             pr.best_step = pr.step;
             pr.dropout_rng = model_.dropout_rng().state();
@@ -366,7 +394,8 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
             ++pr.epoch;
             pr.batch_in_epoch = 0;
         }
-        if (!by_plateau && (cfg_.eval_every == 0 || stop)) validate();
+        // (not twice at one step: a run whose last step is also a periodic validation step ends validated)
+        if (!by_plateau && (cfg_.eval_every == 0 || stop) && validated_at != pr.step) validate();
         if (agree({plateaued(), false, false}).plateau) stop = true;
         save_last();
     }
@@ -378,10 +407,14 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
                         ranks, sum_seconds, elapsed() - elapsed0, gradient_sum->buckets(),
                         GradientSum::kDefaultBucketFloats * 4.0 / (1 << 20), gradient_sum->sent_during_backward()));
     // The outcome below is rank 0's; the other ranks' callers do not read it.
-    if (plateaued()) out.stop_reason = "plateau";
+    if (reached()) out.stop_reason = "target";
+    else if (plateaued()) out.stop_reason = "plateau";
     else if (out.time_limited) out.stop_reason = "time_limit";
     else if (step_limited && pr.step >= max_steps) out.stop_reason = "max_steps";
     else out.stop_reason = "epochs";
+    if (out.stop_reason == "target")
+        say(fmt::format("validation {} reached the target {} at step {} (best step {})", cfg_.target_metric,
+                        cfg_.target, pr.target_step, pr.best_step));
     if (out.stop_reason == "plateau")
         say(fmt::format("validation loss plateaued: no improvement > {} for {} validations; stopped at step {} "
                         "(best step {})", cfg_.min_delta, patience, pr.step, pr.best_step));

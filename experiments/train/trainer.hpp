@@ -45,6 +45,11 @@ Var<float> batch_loss(const nn::Transformer<float>& model, const Batch& b, doubl
 
 EvalLoss evaluate_loss(const nn::Transformer<float>& model, const std::vector<Example>& data, std::size_t batch_tokens);
 
+// The plateau rule's bookkeeping for one validation loss (train.stop.rule, min_delta): counts it as an
+// improvement (pr.bad_validations = 0, the rule's reference moves) or not (++pr.bad_validations). The
+// caller then moves pr.best_valid_loss with its best checkpoint.
+void count_validation(const TrainConfig& cfg, double loss, TrainProgress& pr);
+
 // Progress sink: a live line on a terminal, plain lines otherwise (see experiments/cli/progress.hpp).
 struct TrainStatus {
     std::uint64_t step, epoch, epochs;
@@ -75,6 +80,9 @@ public:
     void inject_nonfinite_at(std::uint64_t step) { inject_step_ = step; }
     // Called at every validation (model in eval mode); its metrics go into the validation line.
     void set_validation_extra(ValidationExtra fn) { extra_ = std::move(fn); }
+    // The validation split's name (data.valid_split): a competence target's metric is logged by the task
+    // as <name>.<metric> among the validation extras.
+    void set_valid_split_name(std::string name) { valid_split_name_ = std::move(name); }
     // Data-parallel training (docs/distributed.md): this process is one of comm.size() ranks that train the
     // same run together, each on its share of every batch. Rank 0 alone reads and writes run_dir and
     // validates; the others start from its parameters and state and write nothing.
@@ -90,6 +98,7 @@ private:
     std::string run_dir_, config_hash_;
     std::uint64_t inject_step_ = 0;
     ValidationExtra extra_;
+    std::string valid_split_name_ = "val";
     Communicator* comm_ = &single_process();
 };
 

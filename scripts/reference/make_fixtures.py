@@ -6,6 +6,7 @@ Run by hand, never by the build (the C++ test needs no PyTorch):
 
     /usr/bin/python3 scripts/reference/make_fixtures.py            # rewrites tests/fixtures/reference/
     /usr/bin/python3 scripts/reference/make_fixtures.py --check    # regenerates into a temp dir, compares
+    /usr/bin/python3 scripts/reference/make_fixtures.py --only post_alibi pre_alibi   # just these cases
 
 For each case it writes, under tests/fixtures/reference/<case>/:
     checkpoint/      the weights in relpos's checkpoint layout: params/<name>.npy (float64), manifest.json,
@@ -239,6 +240,10 @@ class Reference:
             dist = (torch.arange(Lq)[:, None] - torch.arange(Lk)[None, :]).abs().to(torch.float64)
             if kind == "dec_self":
                 dist = torch.where(torch.arange(Lk)[None, :] > torch.arange(Lq)[:, None], 0.0, dist)
+            elif self.opt.get("bidirectional", "offset") == "offset":
+                # Ruoss et al. 2023's reference: + 0.5 on the lower triangle (keys left of the query),
+                # "to break the symmetry"
+                dist = dist - 0.5 * torch.tril(torch.ones(Lq, Lk), diagonal=-1)
             e = e - m[:, None, None] * dist[None]
         if self.type == "kerple" and (self_attn or self.opt.get("cross_attention", False)):
             e = e + kerple_log_bias(self.p[prefix + ".kerple_log_r1"], self.p[prefix + ".kerple_log_r2"], Lq, Lk,
@@ -506,6 +511,10 @@ def cases():
             # fire with a function per layer instead of one per side.
             if norm == "pre" and pname == "kerple":
                 spec["position"] = {"type": "kerple", "options": {"cross_attention": True}}
+            # alibi: the post-norm case has the default bidirectional form (offset), the pre-norm case the
+            # symmetric one
+            if norm == "pre" and pname == "alibi":
+                spec["position"] = {"type": "alibi", "options": {"bidirectional": "symmetric"}}
             if norm == "pre" and pname == "fire":
                 spec["position"] = {"type": "fire", "options": dict(pos["options"], per_layer=True)}
             out.append(spec)
@@ -619,15 +628,27 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap.add_argument("--out", default=os.path.normpath(os.path.join(here, "..", "..", "tests", "fixtures", "reference")))
     ap.add_argument("--check", action="store_true", help="regenerate into a temporary directory and compare")
+    ap.add_argument("--only", nargs="+", metavar="CASE",
+                    help="write (or check) only these cases, e.g. post_alibi pre_alibi; the others' files are left "
+                         "as they are (regenerating a case on another machine may change its last bits)")
     args = ap.parse_args()
+    known = [s["name"] for s in cases()]
+    for name in args.only or []:
+        if name not in known:
+            ap.error(f"--only: no case '{name}'; the cases are {', '.join(known)}")
+    chosen = [s for s in cases() if not args.only or s["name"] in args.only]
     torch.use_deterministic_algorithms(True)
     torch.set_num_threads(1)
     if args.check:
         tmp = tempfile.mkdtemp()
-        for s in cases():
+        for s in chosen:
             make_case(s, tmp)
         diffs = []
-        for s in cases():
+        for s in chosen:
+            if not os.path.isdir(os.path.join(args.out, s["name"])):
+                diffs.append(os.path.join(args.out, s["name"]) + " (missing: a new case; write it with --only " +
+                             s["name"] + ")")
+                continue
             cmp = filecmp.dircmp(os.path.join(tmp, s["name"]), os.path.join(args.out, s["name"]))
             stack = [cmp]
             while stack:
@@ -637,15 +658,13 @@ def main():
         shutil.rmtree(tmp)
         print("fixtures up to date" if not diffs else "differ:\n" + "\n".join(diffs))
         return 1 if diffs else 0
-    for s in cases():
+    for s in chosen:
         shutil.rmtree(os.path.join(args.out, s["name"]), ignore_errors=True)
-    index = []
-    for s in cases():
+    for s in chosen:
         f = make_case(s, args.out)
-        index.append(s["name"])
         print(f"{s['name']:24s} loss {f['loss']:.6f} -> {f['loss_after_step1']:.6f}  decode {f['decode']['tokens']}")
     with open(os.path.join(args.out, "index.json"), "w") as f:
-        json.dump({"cases": index}, f, indent=1)
+        json.dump({"cases": known}, f, indent=1)
         f.write("\n")
     return 0
 
