@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -339,6 +340,48 @@ TEST_CASE("reliability/broken_configs", "[reliability][errors]") {
     fs::remove_all(links);
 }
 
+namespace {
+// Every byte of an error line is visible: one "\n" at the end, no other control byte, no stray byte.
+void expect_visible(const std::string& err) {
+    INFO(err);
+    REQUIRE_FALSE(err.empty());
+    const auto hidden = std::find_if(err.begin(), err.end() - 1, [](char c) {
+        return static_cast<unsigned char>(c) < 0x20 || c == '\x7f' || c == '\xe9';
+    });
+    CHECK(hidden == err.end() - 1);
+}
+}  // namespace
+
+TEST_CASE("reliability/control_bytes_in_messages_are_escaped", "[reliability][errors][config]") {
+    // `train.lr=1\x01` was refused with "got '1'" and the invisible byte printed raw after it.
+    const std::string out = fresh_dir("control-bytes");
+    const std::string run = "run " + kTinyRun + " results_dir=" + out + "/results ";
+    const std::string cfg = out + "/control.yaml";
+    std::string text = slurp(kSrc + "/" + kTinyRun);
+    const auto train = text.find("train: {");
+    REQUIRE(train != std::string::npos);
+    text.insert(train + 8, "lr: \"1\\x07\", ");  // a YAML escape: the value holds the byte 0x07
+    spit(cfg, text);
+    std::string unknown = slurp(kSrc + "/" + kTinyRun) + "\"tr\\x01ain\": 1\n";
+    spit(out + "/unknown.yaml", unknown);
+    const std::vector<Case> cases = {
+        {"override value", run + "'train.lr=1\x01'", {"command-line override 'train.lr=1\\x01'", "got '1\\x01'"}},
+        {"override key", run + "'tr\x01in.lr=1'", {"'tr\\x01in.lr'", "is not a dotted key"}},
+        {"override in a list", run + "'eval.splits=[val, te\x1bst]'", {"eval.splits", "'te\\x1Bst' is not a split"}},
+        {"config file value", run.substr(0, 4) + cfg + " results_dir=" + out + "/results",
+         {cfg + ":", "train.lr", "got '1\\x07'"}},
+        {"config file key", run.substr(0, 4) + out + "/unknown.yaml results_dir=" + out + "/results",
+         {"tr\\x01ain: unknown key"}},
+    };
+    for (const auto& c : cases) {
+        const Result r = relpos(c.args);
+        expect_error(c, r);
+        expect_visible(r.err);
+        CHECK_FALSE(fs::exists(out + "/results"));
+    }
+    fs::remove_all(out);
+}
+
 // ================================================================ bad data files
 
 TEST_CASE("reliability/broken_data", "[reliability][errors]") {
@@ -393,6 +436,9 @@ TEST_CASE("reliability/broken_data", "[reliability][errors]") {
         {"--out in a missing directory", ev + "--src " + D + "ok/val.de.gz --ref " + D + "ok/val.en.gz --out " + runs +
          "/no/such/dir/hyp.txt", {"--out", "does not exist"}},
         {"translate: not a symbol id", "translate --run " + run.string(), {"input line 2", "'x'"}, 2, "4 5\n4 x\n"},
+        // the control byte is shown escaped, not printed raw (invisible) after the x
+        {"translate: a symbol with a control byte", "translate --run " + run.string(), {"input line 1", "'x\\x01'"}, 2,
+         "x\x01 4\n"},
         // Latin-1 (or binary) stdin used to reach the tokenizer; it is refused like a non-UTF-8 --src file.
         {"translate: stdin not UTF-8", "translate --run " + run.string(), {"stdin line 2", "UTF-8", "iconv"}, 2,
          "4 5\ncaf\xe9 4\n"},

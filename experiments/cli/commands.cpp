@@ -14,6 +14,7 @@
 #include "experiments/train/runner.hpp"
 #include "experiments/data/synthetic.hpp"
 #include "nn/position.hpp"
+#include "nn/printable.hpp"
 
 namespace relpos {
 
@@ -101,7 +102,7 @@ std::vector<std::int32_t> encode_source(const LoadedRun& r, const std::string& l
         char* end = nullptr;
         long v = std::strtol(tok.c_str(), &end, 10);
         if (*end || v < FIRST_FREE_ID || static_cast<std::size_t>(v) >= r.data.vocab)
-            throw DataError(fmt::format("input line {}: '{}' is not a symbol id in [{}, {})", lineno, tok, FIRST_FREE_ID,
+            throw DataError(fmt::format("input line {}: '{}' is not a symbol id in [{}, {})", lineno, nn::printable(tok), FIRST_FREE_ID,
                                         r.data.vocab));
         ids.push_back(static_cast<std::int32_t>(v));
         check_length(ids.size());
