@@ -618,4 +618,7 @@ TEST_CASE("config/user text in messages shows control and stray bytes escaped", 
     // The override's message quotes it that way.
     const std::string e = config_error([] { load_config(fixture("minimal.yaml"), {"train.lr=1\x01"}); });
     CHECK(e == "command-line override 'train.lr=1\\x01': train.lr: must be a number > 0, got '1\\x01'");
+    CHECK_THAT(config_error([] { parse_override("description=caf\xe9"); }),
+               Catch::Equals("command-line override 'description=caf\\xE9' is not valid UTF-8 (a config is UTF-8 text, "
+                             "and so is an override; convert it first, e.g. with iconv -f latin1 -t utf-8)"));
 }

@@ -352,6 +352,28 @@ void expect_visible(const std::string& err) {
 }
 }  // namespace
 
+TEST_CASE("reliability/a_non_utf8_override_is_refused_before_anything_is_written", "[reliability][errors][config]") {
+    // `relpos run CONFIG $'description=caf\351'` used to train and write the Latin-1 byte into the run's
+    // config.yaml, which eval, translate and report then refused as not UTF-8. An override is config text
+    // and follows the config file's rule; the message shows the byte escaped.
+    const std::string out = fresh_dir("override-utf8");
+    fs::remove(out);
+    const std::string run = "run " + kTinyRun + " results_dir=" + out + " ";
+    for (const std::string& args : {run + "'description=caf\xe9' --quiet", run + "--list 'description=caf\xe9'",
+                                    run + "'data.synthetic={n_symbols: 8, note: \xe9t\xe9}' --quiet"}) {
+        const Result r = relpos(args);
+        expect_error(Case{args, args, {"command-line override '", "\\xE9", "is not valid UTF-8 (a config is UTF-8 text"}}, r);
+        expect_visible(r.err);
+        CHECK_FALSE(fs::exists(out));
+    }
+    const Result r = relpos(run + "'description=caf\xe9' --quiet");
+    CHECK_THAT(r.err, Catch::Contains("override 'description=caf\\xE9' is not valid UTF-8"));
+    // The same text in UTF-8 is a fine description.
+    CHECK(relpos(run + "'description=caf\xc3\xa9' --quiet").code == 0);
+    CHECK(relpos("translate --run " + out + "/tiny_run/runs/seed=1", "4 5\n").code == 0);
+    fs::remove_all(out);
+}
+
 TEST_CASE("reliability/control_bytes_in_messages_are_escaped", "[reliability][errors][config]") {
     // `train.lr=1\x01` was refused with "got '1'" and the invisible byte printed raw after it.
     const std::string out = fresh_dir("control-bytes");

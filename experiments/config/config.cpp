@@ -895,6 +895,12 @@ YamlOptions PositionSpec::options() const {
 Assignment parse_override(const std::string& text) {
     Assignment a;
     a.location = fmt::format("command-line override '{}'", nn::printable(text));
+    // The rule of the config file (read_text): stray bytes would go into config.yaml and results.json, and
+    // the run's own config would then be refused by eval, translate and report.
+    if (!is_valid_utf8(text))
+        throw ConfigError(fmt::format("{} is not valid UTF-8 (a config is UTF-8 text, and so is an override; convert "
+                                      "it first, e.g. with iconv -f latin1 -t utf-8)",
+                                      a.location));
     const auto eq = text.find('=');
     if (eq == std::string::npos)
         throw ConfigError(fmt::format("{}: expected key=value, e.g. model.dropout=0.3 or data.test_splits=[val,test2016]",
