@@ -540,6 +540,19 @@ TEST_CASE("reliability/broken_checkpoints", "[reliability][errors][checkpoint]")
          {"checkpoints/best", "'epoch' is missing"}},
         {"no best checkpoint", false, [&](const fs::path& r) { fs::remove_all(r / "checkpoints/best"); },
          {"no best checkpoint"}},
+        // both were "no best checkpoint yet (train the run first)": wrong advice, training does not replace them
+        {"best is a file", false,
+         [&](const fs::path& r) {
+             fs::remove_all(r / "checkpoints/best");
+             spit(r / "checkpoints/best", "x\n");
+         },
+         {"checkpoints/best is a file, where a run keeps its best checkpoint", "move it away"}},
+        {"checkpoints is a file", false,
+         [&](const fs::path& r) {
+             fs::remove_all(r / "checkpoints");
+             spit(r / "checkpoints", "x\n");
+         },
+         {"seed=1/checkpoints is a file, where a run keeps its checkpoints", "move it away"}},
         {"config.yaml missing", false, [&](const fs::path& r) { fs::remove(r / "config.yaml"); }, {"not a run directory"}},
         {"config.yaml broken", false, [&](const fs::path& r) { std::ofstream(r / "config.yaml", std::ios::app) << "model: {d_model: [\n"; },
          {"config.yaml:", "invalid YAML"}},

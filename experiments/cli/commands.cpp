@@ -63,6 +63,21 @@ LoadedRun load_run(const std::string& run_dir) {
             throw CheckpointError(fmt::format("--run {}: checkpoint {} is incomplete (no state.json); train the run "
                                               "again (move the run directory away first) or restore the file",
                                               run_dir, best.string()));
+        // Something is there, but not a checkpoint directory: training would not replace it, so "train the
+        // run first" would be the wrong advice. Say what is in the way.
+        for (const fs::path& p : {dir / "checkpoints", best}) {
+            const fs::file_status st = fs::symlink_status(p, ec);
+            if (!fs::exists(st) || fs::is_directory(p, ec)) continue;
+            const std::string what = fs::is_symlink(st) && !fs::exists(p, ec) ? "a symbolic link that leads nowhere"
+                                     : fs::is_regular_file(p, ec)               ? "a file"
+                                                                                : "not a directory";
+            throw CheckpointError(fmt::format("--run {}: {} is {}, where a run keeps its {}; move it away and restore "
+                                              "the run's checkpoints, or train the run again (move the run directory "
+                                              "away first)",
+                                              run_dir, p.string(), what,
+                                              p == best ? "best checkpoint (a directory with state.json)"
+                                                        : "checkpoints (a directory with best/ and last/)"));
+        }
         throw CheckpointError(fmt::format("--run {}: no best checkpoint yet (train the run first)", run_dir));
     }
     load_checkpoint(best.string(), r.model->named_parameters(), nullptr);
