@@ -811,6 +811,84 @@ TEST_CASE("reliability/report_names_a_broken_results_file", "[reliability][repor
     fs::remove_all(dir);
 }
 
+namespace {
+bool have_gnuplot() { return std::system("command -v gnuplot > /dev/null 2>&1") == 0; }
+}  // namespace
+
+TEST_CASE("reliability/report_with_a_broken_metrics_file_writes_nothing", "[reliability][report]") {
+    // A metrics.jsonl line that is not JSON used to end `relpos report` in exit code 2 after report.md,
+    // report.csv, report.json and some plots had been written: everything is now read first.
+    if (!have_gnuplot()) {
+        WARN("gnuplot is not installed: the report draws no plots and reads no metrics.jsonl; skipped");
+        return;
+    }
+    const std::string dir = fresh_dir("report-metrics");
+    fs::copy(kSrc + "/tests/fixtures/runs", dir, fs::copy_options::recursive);
+    const fs::path exp = fs::path(dir) / "fixture_k";
+    const fs::path metrics = exp / "runs/k=16_seed=2/metrics.jsonl";  // the runs are read in order: not the first
+    spit(metrics, "{\"step\": 1, \"epoch\": 1, \"train_loss\": 5.0}\n{\"step\": 10, \"valid_loss\": oops}\n");
+    const Snapshot before = snapshot(exp);
+    const Result r = relpos("report " + exp.string());
+    expect_error(Case{"metrics.jsonl not JSON", "report", {metrics.string() + " line 2", "not valid JSON"}}, r);
+    CHECK(snapshot(exp) == before);  // no report.*, no .tmp, no plots/
+    CHECK(r.out.empty());
+    // Lines that are no loss lines at all are passed over; the learning curves are drawn without that run's
+    // (before: "internal error: gnuplot failed", since no run had a training loss left to draw).
+    spit(metrics, "garbage\n");
+    const Result g = relpos("report " + exp.string());
+    INFO(g.err);
+    CHECK(g.code == 0);
+    CHECK(fs::file_size(exp / "plots/learning_curves.png") > 0);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("reliability/report_output_path_in_the_way_is_one_sentence", "[reliability][report]") {
+    // A directory named report.md, or a file named plots, used to end `relpos report` in exit code 1 with
+    // "cannot read or write files: filesystem error: cannot rename: Is a directory" (or "cannot create
+    // directories: Not a directory"), leaving report.md.tmp behind.
+    const std::string dir = fresh_dir("report-paths");
+    fs::copy(kSrc + "/tests/fixtures/runs", dir, fs::copy_options::recursive);
+    const fs::path exp = fs::path(dir) / "fixture_k";
+    struct PathCase {
+        std::string name;
+        std::function<void()> block, unblock;
+        std::vector<std::string> fragments;
+        bool needs_gnuplot;
+    };
+    const std::vector<PathCase> cases = {
+        {"report.md is a directory", [&] { fs::create_directories(exp / "report.md/x"); },
+         [&] { fs::remove_all(exp / "report.md"); },
+         {(exp / "report.md").string() + " is a directory where relpos report writes its Markdown table (a file)",
+          "move it away"},
+         false},
+        {"report.json.tmp is a directory", [&] { fs::create_directories(exp / "report.json.tmp"); },
+         [&] { fs::remove_all(exp / "report.json.tmp"); }, {(exp / "report.json.tmp").string() + " is a directory"}, false},
+        {"plots is a file", [&] { spit(exp / "plots", "x\n"); }, [&] { fs::remove(exp / "plots"); },
+         {(exp / "plots").string() + " is a file where relpos report writes the plots (a directory)", "move it away"},
+         true},
+    };
+    for (const auto& c : cases) {
+        if (c.needs_gnuplot && !have_gnuplot()) {
+            WARN(c.name << ": gnuplot is not installed, so the report writes no plots; skipped");
+            continue;
+        }
+        c.block();
+        const Snapshot before = snapshot(exp);
+        const Result r = relpos("report " + exp.string());
+        expect_error(Case{c.name, "report", c.fragments}, r);
+        INFO(c.name);
+        CHECK(snapshot(exp) == before);  // none of the tables, no .tmp, no plots
+        c.unblock();
+    }
+    const Result ok = relpos("report " + exp.string());
+    CHECK(ok.code == 0);
+    for (const char* f : {"report.md", "report.csv", "report.json"}) {
+        CHECK(fs::is_regular_file(exp / f));
+        CHECK_FALSE(fs::exists(exp / (std::string(f) + ".tmp")));
+    }
+    fs::remove_all(dir);
+}
+
 TEST_CASE("reliability/diverging_loss_exits_3_like_a_nonfinite_one", "[reliability][nonfinite]") {
     // lr = 1e6: the loss explodes to finite values far above ln(vocabulary) (it used to reach 5e10 and
     // finish with exit code 0). It stops like a non-finite loss, naming the bound and what to change.
