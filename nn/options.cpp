@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "nn/printable.hpp"
+
 namespace relpos::nn {
 
 std::optional<std::string> did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
@@ -33,7 +35,7 @@ std::optional<std::string> did_you_mean(const std::string& word, const std::vect
 }
 
 void MapOptions::fail(const std::string& key, const std::string& what) {
-    throw OptionError(fmt::format("{}: '{}' {}", where_, key, what));
+    throw OptionError(printable(fmt::format("{}: '{}' {}", where_, key, what)));  // the values quoted, escaped
 }
 
 long MapOptions::get_int(const std::string& key, long def, long min, long max) {

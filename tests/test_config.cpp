@@ -12,6 +12,7 @@
 
 #include "experiments/config/config.hpp"
 #include "experiments/config/sweep.hpp"
+#include "nn/printable.hpp"
 
 using namespace relpos;
 
@@ -602,4 +603,23 @@ TEST_CASE("config/the resolved YAML writes every declared key of a run", "[confi
         INFO(k.key << "\n" << yaml);
         CHECK(yaml.find(leaf + ":") != std::string::npos);
     }
+}
+
+TEST_CASE("config/user text in messages shows control and stray bytes escaped", "[config][errors]") {
+    using nn::printable;
+    CHECK(printable("model.dropout=0.3, caf\xc3\xa9, \xe2\x82\xac") == "model.dropout=0.3, caf\xc3\xa9, \xe2\x82\xac");
+    CHECK(printable("1\x01") == "1\\x01");
+    CHECK(printable(std::string("a\0b\tc\nd\x7f", 8)) == "a\\x00b\\x09c\\x0Ad\\x7F");
+    CHECK(printable("caf\xe9") == "caf\\xE9");                   // Latin-1
+    CHECK(printable("\xc3") == "\\xC3");                          // cut short
+    CHECK(printable("\xc0\xaf") == "\\xC0\\xAF");                 // overlong
+    CHECK(printable("\xed\xa0\x80") == "\\xED\\xA0\\x80");       // a surrogate
+    CHECK(printable("\xc2\x85|\xe2\x80\xae") == "\\u0085|\\u202E");  // C1 control, right-to-left override
+    CHECK(printable(printable("1\x01\xe9")) == printable("1\x01\xe9"));  // escaping twice changes nothing
+    // The override's message quotes it that way.
+    const std::string e = config_error([] { load_config(fixture("minimal.yaml"), {"train.lr=1\x01"}); });
+    CHECK(e == "command-line override 'train.lr=1\\x01': train.lr: must be a number > 0, got '1\\x01'");
+    CHECK_THAT(config_error([] { parse_override("description=caf\xe9"); }),
+               Catch::Equals("command-line override 'description=caf\\xE9' is not valid UTF-8 (a config is UTF-8 text, "
+                             "and so is an override; convert it first, e.g. with iconv -f latin1 -t utf-8)"));
 }

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -339,6 +340,70 @@ TEST_CASE("reliability/broken_configs", "[reliability][errors]") {
     fs::remove_all(links);
 }
 
+namespace {
+// Every byte of an error line is visible: one "\n" at the end, no other control byte, no stray byte.
+void expect_visible(const std::string& err) {
+    INFO(err);
+    REQUIRE_FALSE(err.empty());
+    const auto hidden = std::find_if(err.begin(), err.end() - 1, [](char c) {
+        return static_cast<unsigned char>(c) < 0x20 || c == '\x7f' || c == '\xe9';
+    });
+    CHECK(hidden == err.end() - 1);
+}
+}  // namespace
+
+TEST_CASE("reliability/a_non_utf8_override_is_refused_before_anything_is_written", "[reliability][errors][config]") {
+    // `relpos run CONFIG $'description=caf\351'` used to train and write the Latin-1 byte into the run's
+    // config.yaml, which eval, translate and report then refused as not UTF-8. An override is config text
+    // and follows the config file's rule; the message shows the byte escaped.
+    const std::string out = fresh_dir("override-utf8");
+    fs::remove(out);
+    const std::string run = "run " + kTinyRun + " results_dir=" + out + " ";
+    for (const std::string& args : {run + "'description=caf\xe9' --quiet", run + "--list 'description=caf\xe9'",
+                                    run + "'data.synthetic={n_symbols: 8, note: \xe9t\xe9}' --quiet"}) {
+        const Result r = relpos(args);
+        expect_error(Case{args, args, {"command-line override '", "\\xE9", "is not valid UTF-8 (a config is UTF-8 text"}}, r);
+        expect_visible(r.err);
+        CHECK_FALSE(fs::exists(out));
+    }
+    const Result r = relpos(run + "'description=caf\xe9' --quiet");
+    CHECK_THAT(r.err, Catch::Contains("override 'description=caf\\xE9' is not valid UTF-8"));
+    // The same text in UTF-8 is a fine description.
+    CHECK(relpos(run + "'description=caf\xc3\xa9' --quiet").code == 0);
+    CHECK(relpos("translate --run " + out + "/tiny_run/runs/seed=1", "4 5\n").code == 0);
+    fs::remove_all(out);
+}
+
+TEST_CASE("reliability/control_bytes_in_messages_are_escaped", "[reliability][errors][config]") {
+    // `train.lr=1\x01` was refused with "got '1'" and the invisible byte printed raw after it.
+    const std::string out = fresh_dir("control-bytes");
+    const std::string run = "run " + kTinyRun + " results_dir=" + out + "/results ";
+    const std::string cfg = out + "/control.yaml";
+    std::string text = slurp(kSrc + "/" + kTinyRun);
+    const auto train = text.find("train: {");
+    REQUIRE(train != std::string::npos);
+    text.insert(train + 8, "lr: \"1\\x07\", ");  // a YAML escape: the value holds the byte 0x07
+    spit(cfg, text);
+    std::string unknown = slurp(kSrc + "/" + kTinyRun) + "\"tr\\x01ain\": 1\n";
+    spit(out + "/unknown.yaml", unknown);
+    const std::vector<Case> cases = {
+        {"override value", run + "'train.lr=1\x01'", {"command-line override 'train.lr=1\\x01'", "got '1\\x01'"}},
+        {"override key", run + "'tr\x01in.lr=1'", {"'tr\\x01in.lr'", "is not a dotted key"}},
+        {"override in a list", run + "'eval.splits=[val, te\x1bst]'", {"eval.splits", "'te\\x1Bst' is not a split"}},
+        {"config file value", run.substr(0, 4) + cfg + " results_dir=" + out + "/results",
+         {cfg + ":", "train.lr", "got '1\\x07'"}},
+        {"config file key", run.substr(0, 4) + out + "/unknown.yaml results_dir=" + out + "/results",
+         {"tr\\x01ain: unknown key"}},
+    };
+    for (const auto& c : cases) {
+        const Result r = relpos(c.args);
+        expect_error(c, r);
+        expect_visible(r.err);
+        CHECK_FALSE(fs::exists(out + "/results"));
+    }
+    fs::remove_all(out);
+}
+
 // ================================================================ bad data files
 
 TEST_CASE("reliability/broken_data", "[reliability][errors]") {
@@ -393,6 +458,9 @@ TEST_CASE("reliability/broken_data", "[reliability][errors]") {
         {"--out in a missing directory", ev + "--src " + D + "ok/val.de.gz --ref " + D + "ok/val.en.gz --out " + runs +
          "/no/such/dir/hyp.txt", {"--out", "does not exist"}},
         {"translate: not a symbol id", "translate --run " + run.string(), {"input line 2", "'x'"}, 2, "4 5\n4 x\n"},
+        // the control byte is shown escaped, not printed raw (invisible) after the x
+        {"translate: a symbol with a control byte", "translate --run " + run.string(), {"input line 1", "'x\\x01'"}, 2,
+         "x\x01 4\n"},
         // Latin-1 (or binary) stdin used to reach the tokenizer; it is refused like a non-UTF-8 --src file.
         {"translate: stdin not UTF-8", "translate --run " + run.string(), {"stdin line 2", "UTF-8", "iconv"}, 2,
          "4 5\ncaf\xe9 4\n"},
@@ -472,6 +540,19 @@ TEST_CASE("reliability/broken_checkpoints", "[reliability][errors][checkpoint]")
          {"checkpoints/best", "'epoch' is missing"}},
         {"no best checkpoint", false, [&](const fs::path& r) { fs::remove_all(r / "checkpoints/best"); },
          {"no best checkpoint"}},
+        // both were "no best checkpoint yet (train the run first)": wrong advice, training does not replace them
+        {"best is a file", false,
+         [&](const fs::path& r) {
+             fs::remove_all(r / "checkpoints/best");
+             spit(r / "checkpoints/best", "x\n");
+         },
+         {"checkpoints/best is a file, where a run keeps its best checkpoint", "move it away"}},
+        {"checkpoints is a file", false,
+         [&](const fs::path& r) {
+             fs::remove_all(r / "checkpoints");
+             spit(r / "checkpoints", "x\n");
+         },
+         {"seed=1/checkpoints is a file, where a run keeps its checkpoints", "move it away"}},
         {"config.yaml missing", false, [&](const fs::path& r) { fs::remove(r / "config.yaml"); }, {"not a run directory"}},
         {"config.yaml broken", false, [&](const fs::path& r) { std::ofstream(r / "config.yaml", std::ios::app) << "model: {d_model: [\n"; },
          {"config.yaml:", "invalid YAML"}},
@@ -726,6 +807,84 @@ TEST_CASE("reliability/report_names_a_broken_results_file", "[reliability][repor
         const Result r = relpos("report " + dir + "/fixture_k");
         CHECK(r.code == 2);
         CHECK_THAT(r.err, Catch::Contains(bad.string()) && !Catch::Contains("internal error"));
+    }
+    fs::remove_all(dir);
+}
+
+namespace {
+bool have_gnuplot() { return std::system("command -v gnuplot > /dev/null 2>&1") == 0; }
+}  // namespace
+
+TEST_CASE("reliability/report_with_a_broken_metrics_file_writes_nothing", "[reliability][report]") {
+    // A metrics.jsonl line that is not JSON used to end `relpos report` in exit code 2 after report.md,
+    // report.csv, report.json and some plots had been written: everything is now read first.
+    if (!have_gnuplot()) {
+        WARN("gnuplot is not installed: the report draws no plots and reads no metrics.jsonl; skipped");
+        return;
+    }
+    const std::string dir = fresh_dir("report-metrics");
+    fs::copy(kSrc + "/tests/fixtures/runs", dir, fs::copy_options::recursive);
+    const fs::path exp = fs::path(dir) / "fixture_k";
+    const fs::path metrics = exp / "runs/k=16_seed=2/metrics.jsonl";  // the runs are read in order: not the first
+    spit(metrics, "{\"step\": 1, \"epoch\": 1, \"train_loss\": 5.0}\n{\"step\": 10, \"valid_loss\": oops}\n");
+    const Snapshot before = snapshot(exp);
+    const Result r = relpos("report " + exp.string());
+    expect_error(Case{"metrics.jsonl not JSON", "report", {metrics.string() + " line 2", "not valid JSON"}}, r);
+    CHECK(snapshot(exp) == before);  // no report.*, no .tmp, no plots/
+    CHECK(r.out.empty());
+    // Lines that are no loss lines at all are passed over; the learning curves are drawn without that run's
+    // (before: "internal error: gnuplot failed", since no run had a training loss left to draw).
+    spit(metrics, "garbage\n");
+    const Result g = relpos("report " + exp.string());
+    INFO(g.err);
+    CHECK(g.code == 0);
+    CHECK(fs::file_size(exp / "plots/learning_curves.png") > 0);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("reliability/report_output_path_in_the_way_is_one_sentence", "[reliability][report]") {
+    // A directory named report.md, or a file named plots, used to end `relpos report` in exit code 1 with
+    // "cannot read or write files: filesystem error: cannot rename: Is a directory" (or "cannot create
+    // directories: Not a directory"), leaving report.md.tmp behind.
+    const std::string dir = fresh_dir("report-paths");
+    fs::copy(kSrc + "/tests/fixtures/runs", dir, fs::copy_options::recursive);
+    const fs::path exp = fs::path(dir) / "fixture_k";
+    struct PathCase {
+        std::string name;
+        std::function<void()> block, unblock;
+        std::vector<std::string> fragments;
+        bool needs_gnuplot;
+    };
+    const std::vector<PathCase> cases = {
+        {"report.md is a directory", [&] { fs::create_directories(exp / "report.md/x"); },
+         [&] { fs::remove_all(exp / "report.md"); },
+         {(exp / "report.md").string() + " is a directory where relpos report writes its Markdown table (a file)",
+          "move it away"},
+         false},
+        {"report.json.tmp is a directory", [&] { fs::create_directories(exp / "report.json.tmp"); },
+         [&] { fs::remove_all(exp / "report.json.tmp"); }, {(exp / "report.json.tmp").string() + " is a directory"}, false},
+        {"plots is a file", [&] { spit(exp / "plots", "x\n"); }, [&] { fs::remove(exp / "plots"); },
+         {(exp / "plots").string() + " is a file where relpos report writes the plots (a directory)", "move it away"},
+         true},
+    };
+    for (const auto& c : cases) {
+        if (c.needs_gnuplot && !have_gnuplot()) {
+            WARN(c.name << ": gnuplot is not installed, so the report writes no plots; skipped");
+            continue;
+        }
+        c.block();
+        const Snapshot before = snapshot(exp);
+        const Result r = relpos("report " + exp.string());
+        expect_error(Case{c.name, "report", c.fragments}, r);
+        INFO(c.name);
+        CHECK(snapshot(exp) == before);  // none of the tables, no .tmp, no plots
+        c.unblock();
+    }
+    const Result ok = relpos("report " + exp.string());
+    CHECK(ok.code == 0);
+    for (const char* f : {"report.md", "report.csv", "report.json"}) {
+        CHECK(fs::is_regular_file(exp / f));
+        CHECK_FALSE(fs::exists(exp / (std::string(f) + ".tmp")));
     }
     fs::remove_all(dir);
 }

@@ -14,6 +14,7 @@
 #include "experiments/train/runner.hpp"
 #include "experiments/data/synthetic.hpp"
 #include "nn/position.hpp"
+#include "nn/printable.hpp"
 
 namespace relpos {
 
@@ -62,6 +63,21 @@ LoadedRun load_run(const std::string& run_dir) {
             throw CheckpointError(fmt::format("--run {}: checkpoint {} is incomplete (no state.json); train the run "
                                               "again (move the run directory away first) or restore the file",
                                               run_dir, best.string()));
+        // Something is there, but not a checkpoint directory: training would not replace it, so "train the
+        // run first" would be the wrong advice. Say what is in the way.
+        for (const fs::path& p : {dir / "checkpoints", best}) {
+            const fs::file_status st = fs::symlink_status(p, ec);
+            if (!fs::exists(st) || fs::is_directory(p, ec)) continue;
+            const std::string what = fs::is_symlink(st) && !fs::exists(p, ec) ? "a symbolic link that leads nowhere"
+                                     : fs::is_regular_file(p, ec)               ? "a file"
+                                                                                : "not a directory";
+            throw CheckpointError(fmt::format("--run {}: {} is {}, where a run keeps its {}; move it away and restore "
+                                              "the run's checkpoints, or train the run again (move the run directory "
+                                              "away first)",
+                                              run_dir, p.string(), what,
+                                              p == best ? "best checkpoint (a directory with state.json)"
+                                                        : "checkpoints (a directory with best/ and last/)"));
+        }
         throw CheckpointError(fmt::format("--run {}: no best checkpoint yet (train the run first)", run_dir));
     }
     load_checkpoint(best.string(), r.model->named_parameters(), nullptr);
@@ -101,7 +117,7 @@ std::vector<std::int32_t> encode_source(const LoadedRun& r, const std::string& l
         char* end = nullptr;
         long v = std::strtol(tok.c_str(), &end, 10);
         if (*end || v < FIRST_FREE_ID || static_cast<std::size_t>(v) >= r.data.vocab)
-            throw DataError(fmt::format("input line {}: '{}' is not a symbol id in [{}, {})", lineno, tok, FIRST_FREE_ID,
+            throw DataError(fmt::format("input line {}: '{}' is not a symbol id in [{}, {})", lineno, nn::printable(tok), FIRST_FREE_ID,
                                         r.data.vocab));
         ids.push_back(static_cast<std::int32_t>(v));
         check_length(ids.size());

@@ -25,16 +25,18 @@
 #include "experiments/train/runner.hpp"
 #include "experiments/train/trainer.hpp"
 #include "nn/options.hpp"
+#include "nn/printable.hpp"
 
 using namespace relpos;
 
 namespace {
-// Messages end up on one stderr line whatever a library put in them.
+// Messages end up on one visible stderr line whatever a library or the user's text put in them: line
+// breaks become spaces, other control bytes and stray (non-UTF-8) bytes are shown escaped (\x01).
 std::string one_line(std::string s) {
     for (char& c : s)
         if (c == '\n' || c == '\r') c = ' ';
     while (!s.empty() && s.back() == ' ') s.pop_back();
-    return s;
+    return nn::printable(s);
 }
 
 // Reports an error and returns its exit code. In a data-parallel job (docs/distributed.md) it ends every

@@ -12,6 +12,7 @@
 #include <yaml-cpp/eventhandler.h>
 
 #include "experiments/data/corpus.hpp"
+#include "nn/printable.hpp"
 
 namespace relpos {
 
@@ -235,7 +236,7 @@ YAML::Node parse_document(const std::string& text, const std::string& path) {
 // ---- overrides
 
 [[noreturn]] void fail_assignment(const Assignment& a, const std::string& what) {
-    throw ConfigError(fmt::format("{}: {}{}: {}", a.location, a.shown_prefix, a.key, what));
+    throw ConfigError(nn::printable(fmt::format("{}: {}{}: {}", a.location, a.shown_prefix, a.key, what)));
 }
 
 // Writes a.value at a.key, creating missing maps on the way. A list must be indexed ([i]); indices
@@ -911,14 +912,21 @@ YamlOptions PositionSpec::options() const {
 
 Assignment parse_override(const std::string& text) {
     Assignment a;
-    a.location = fmt::format("command-line override '{}'", text);
+    a.location = fmt::format("command-line override '{}'", nn::printable(text));
+    // The rule of the config file (read_text): stray bytes would go into config.yaml and results.json, and
+    // the run's own config would then be refused by eval, translate and report.
+    if (!is_valid_utf8(text))
+        throw ConfigError(fmt::format("{} is not valid UTF-8 (a config is UTF-8 text, and so is an override; convert "
+                                      "it first, e.g. with iconv -f latin1 -t utf-8)",
+                                      a.location));
     const auto eq = text.find('=');
     if (eq == std::string::npos)
         throw ConfigError(fmt::format("{}: expected key=value, e.g. model.dropout=0.3 or data.test_splits=[val,test2016]",
                                       a.location));
     a.key = trim(text.substr(0, eq));
     if (a.key.empty()) throw ConfigError(fmt::format("{}: the key before '=' is empty", a.location));
-    if (!split_key(a.key)) throw ConfigError(fmt::format("{}: '{}' is not {}", a.location, a.key, kKeyExample));
+    if (!split_key(a.key))
+        throw ConfigError(fmt::format("{}: '{}' is not {}", a.location, nn::printable(a.key), kKeyExample));
     const std::string value = trim(text.substr(eq + 1));
     if (value.empty()) {
         a.value = YAML::Node(std::string());  // "key=" sets an empty string, not null
@@ -927,7 +935,7 @@ Assignment parse_override(const std::string& text) {
     try {
         a.value = YAML::Load(value);
     } catch (const YAML::ParserException& e) {
-        throw ConfigError(fmt::format("{}: {}: the value is not valid YAML: {}", a.location, a.key, e.msg));
+        throw ConfigError(fmt::format("{}: {}: the value is not valid YAML: {}", a.location, a.key, nn::printable(e.msg)));
     }
     return a;
 }

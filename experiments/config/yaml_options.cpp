@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "nn/printable.hpp"
+
 namespace relpos {
 
 namespace {
@@ -81,7 +83,7 @@ bool key_contains(const std::string& outer, const std::string& inner) {
 
 std::string describe_node(const YAML::Node& node) {
     if (!node.IsDefined() || node.IsNull()) return "no value";
-    if (node.IsScalar()) return "'" + node.Scalar() + "'";
+    if (node.IsScalar()) return "'" + nn::printable(node.Scalar()) + "'";
     if (node.IsSequence()) return "a list";
     return "a map";
 }
@@ -156,8 +158,10 @@ std::string YamlOptions::shown_key(const std::string& full_key) const {
 void YamlOptions::fail_at(const YAML::Node& node, const std::string& full_key, const std::string& what) const {
     const ValueOrigin* o = origin_for(node, full_key);
     const std::string where = location(node, full_key);
-    if (full_key.empty()) throw nn::OptionError(fmt::format("{}: {}", where, what));
-    throw nn::OptionError(fmt::format("{}: {}{}: {}", where, o ? o->shown_prefix : "", full_key, what));
+    // The key and the explanation quote the user's text (a scalar, a key, a path): its control bytes
+    // and stray bytes are shown escaped, never raw (printable changes nothing that is escaped already).
+    if (full_key.empty()) throw nn::OptionError(nn::printable(fmt::format("{}: {}", where, what)));
+    throw nn::OptionError(nn::printable(fmt::format("{}: {}{}: {}", where, o ? o->shown_prefix : "", full_key, what)));
 }
 
 void YamlOptions::fail(const std::string& key, const std::string& what) {

@@ -841,24 +841,45 @@ static void plot_metric_vs_row(const ReportTables& t, const fs::path& pdir, std:
     made.push_back((pdir / "metric_vs_row.png").string());
 }
 
-std::vector<std::string> render_plots(const std::string& dir_in, const ReportTables& t, std::string* note) {
+namespace {
+
+bool plot_wanted(const ReportTables& t, const char* name) {
+    return t.plots.empty() || std::find(t.plots.begin(), t.plots.end(), name) != t.plots.end();
+}
+
+// Everything the plots read from the runs, read (and checked) before any file is written: a broken
+// metrics.jsonl is then exit code 2 with nothing written, not a half-made report.
+struct PlotInputs {
+    bool gnuplot = false;
+    std::vector<RunResult> runs;
+    std::vector<LearningCurve> curves;  // runs[i]'s, when the learning curves are drawn
+};
+
+PlotInputs read_plot_inputs(const fs::path& dir, const ReportTables& t) {
+    PlotInputs in;
+    in.gnuplot = have_gnuplot();
+    if (!in.gnuplot) return in;
+    in.runs = read_runs(dir);
+    for (auto& r : in.runs) {
+        // a shared run under this experiment's name for it (the link in runs/), as the tables name it
+        if (const std::string own = r.dir.filename().string(); t.run_labels.count(own)) r.id = own;
+        if (auto it = t.run_labels.find(r.id); it != t.run_labels.end()) r.labels = it->second;
+    }
+    if (plot_wanted(t, "learning_curves"))
+        for (const auto& r : in.runs) in.curves.push_back(read_learning_curve((r.dir / "metrics.jsonl").string()));
+    return in;
+}
+
+std::vector<std::string> draw_plots(const fs::path& dir, const ReportTables& t, const PlotInputs& in, std::string* note) {
     std::vector<std::string> made;
-    const fs::path dir(dir_in);
-    if (!have_gnuplot()) {
+    if (!in.gnuplot) {
         if (note) *note = "gnuplot is not installed: plots skipped (apt-get install gnuplot-nox)";
         return made;
     }
     const fs::path pdir = dir / "plots";
     fs::create_directories(pdir);
-    auto runs = read_runs(dir);
-    for (auto& r : runs) {
-        // a shared run under this experiment's name for it (the link in runs/), as the tables name it
-        if (const std::string own = r.dir.filename().string(); t.run_labels.count(own)) r.id = own;
-        if (auto it = t.run_labels.find(r.id); it != t.run_labels.end()) r.labels = it->second;
-    }
-    const auto wanted = [&](const char* name) {
-        return t.plots.empty() || std::find(t.plots.begin(), t.plots.end(), name) != t.plots.end();
-    };
+    const auto& runs = in.runs;
+    const auto wanted = [&](const char* name) { return plot_wanted(t, name); };
     // 1. learning curves: training loss (top) and validation loss (bottom) against updates, one colour per
     //    table cell (row, column), never repeated: the mean over the cell's seeds at each validation step
     //    (over the seeds that reached it) with a band from the lowest to the highest seed, and a mark where
@@ -868,8 +889,9 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
         using Curve = LearningCurve;
         std::vector<std::string> order;
         std::map<std::string, std::vector<Curve>> groups;
-        for (const auto& r : runs) {
-            const Curve c = read_learning_curve((r.dir / "metrics.jsonl").string());
+        for (std::size_t ri = 0; ri < runs.size(); ++ri) {
+            const RunResult& r = runs[ri];
+            const Curve& c = in.curves[ri];
             {
                 std::ofstream out(pdir / (r.id + ".valid.dat"));
                 for (auto& [step, loss] : c.valid) out << step << " " << loss << "\n";
@@ -941,22 +963,26 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
                                       "'{}' using 1:2 with points pt 7 ps 0.9 lc rgb '{}' notitle",
                                       valid_plot.empty() ? "" : ", ", vd.string(), col, vd.string(), col, gq(order[gi]),
                                       cs.size(), sd.string(), col);
-            train_plot += fmt::format("{}'{}' using 1:3:4 with filledcurves fs transparent solid 0.15 noborder lc rgb '{}' notitle, "
-                                      "'{}' using 1:2 with lines lw 2 lc rgb '{}' notitle",
-                                      train_plot.empty() ? "" : ", ", td.string(), col, td.string(), col);
+            // gnuplot refuses a plot whose every data file is empty: a group without training-loss lines
+            // (a damaged metrics.jsonl) is left out of the top panel.
+            if (std::any_of(cs.begin(), cs.end(), [](const Curve& c) { return !c.train.empty(); }))
+                train_plot += fmt::format("{}'{}' using 1:3:4 with filledcurves fs transparent solid 0.15 noborder lc rgb '{}' notitle, "
+                                          "'{}' using 1:2 with lines lw 2 lc rgb '{}' notitle",
+                                          train_plot.empty() ? "" : ", ", td.string(), col, td.string(), col);
         }
         if (!valid_plot.empty()) {
             const fs::path s = pdir / "learning_curves.gp";
-            const bool bleu = !bleu_plot.empty();
+            const bool bleu = !bleu_plot.empty(), train = !train_plot.empty();
+            const int panels = 1 + (train ? 1 : 0) + (bleu ? 1 : 0);
             std::ofstream(s) << fmt::format(
                 "set terminal pngcairo size 900,{} noenhanced\nset output '{}'\nset multiplot layout {},1 title '{}' . \"\\n\" . '{}' font ',10'\n"
-                "set grid\nset key top right\nset xlabel 'update'\nset ylabel 'training loss (label-smoothed)'\n"
-                "plot {}\n"
+                "set grid\nset key top right\nset xlabel 'update'\n{}"
                 "set ylabel 'validation loss (nats/token)'\nset key top right\n"
                 "plot {}\n{}unset multiplot\n",
-                bleu ? 1250 : 900, (pdir / "learning_curves.png").string(), bleu ? 3 : 2,
+                panels == 3 ? 1250 : panels == 2 ? 900 : 500, (pdir / "learning_curves.png").string(), panels,
                 gq(t.title), "mean over seeds, band = lowest to highest seed, dot = where a run stopped",
-                train_plot.empty() ? "NaN notitle" : train_plot, valid_plot,
+                train ? fmt::format("set ylabel 'training loss (label-smoothed)'\nplot {}\n", train_plot) : std::string(),
+                valid_plot,
                 bleu ? fmt::format("set ylabel 'validation BLEU (greedy, tokenized)'\nplot {}\n", bleu_plot) : std::string());
             run_gnuplot(s);
             made.push_back((pdir / "learning_curves.png").string());
@@ -1068,21 +1094,69 @@ std::vector<std::string> render_plots(const std::string& dir_in, const ReportTab
     return made;
 }
 
+// A path the report writes that something else occupies (a directory named report.md, a file named
+// plots): one sentence naming it, exit code 2, before anything is written.
+void check_output_path(const fs::path& p, bool directory, const std::string& what) {
+    std::error_code ec;
+    const fs::file_status st = fs::symlink_status(p, ec);
+    if (!fs::exists(st)) return;
+    if (directory ? fs::is_directory(p, ec) : fs::is_regular_file(p, ec)) return;
+    const std::string is = fs::is_symlink(st) && !fs::exists(p, ec) ? "a symbolic link that leads nowhere"
+                           : fs::is_directory(p, ec)                 ? "a directory"
+                           : fs::is_regular_file(p, ec)              ? "a file"
+                                                                     : "not a regular file";
+    throw ConfigError(fmt::format("{} is {} where relpos report writes {} ({}); move it away and run the report again",
+                                  p.string(), is, what, directory ? "a directory" : "a file"));
+}
+
+}  // namespace
+
+std::vector<std::string> render_plots(const std::string& dir, const ReportTables& t, std::string* note) {
+    return draw_plots(dir, t, read_plot_inputs(dir, t), note);
+}
+
 int cmd_report(const std::string& dir) {
+    // Everything is read and checked first, then written: exit code 2 leaves the directory as it was.
     ReportTables t = build_report(dir);
     if (t.runs == 0) throw ConfigError(fmt::format("{}: no finished runs yet (runs/*/results.json)", dir));
     const fs::path d(dir);
-    const std::string md = render_markdown(t);
-    auto write = [&](const std::string& name, const std::string& text) {
-        const fs::path p = d / name;
-        std::ofstream(p.string() + ".tmp") << text;
-        fs::rename(p.string() + ".tmp", p);
+    const std::vector<std::pair<std::string, std::string>> tables = {
+        {"report.md", render_markdown(t)}, {"report.csv", render_csv(t)}, {"report.json", render_json(t)}};
+    const PlotInputs plot_inputs = read_plot_inputs(d, t);
+    for (const auto& [name, text] : tables) {
+        const std::string format = name == "report.md" ? "Markdown" : name == "report.csv" ? "CSV" : "JSON";
+        check_output_path(d / name, false, "its " + format + " table");
+        check_output_path(d / (name + ".tmp"), false, "the new " + name + " before it replaces the old one");
+    }
+    if (plot_inputs.gnuplot) check_output_path(d / "plots", true, "the plots");
+    // Each table goes to <name>.tmp, and only once all three are complete are they renamed into place;
+    // a failure (disk full) removes the .tmp files and leaves the old tables.
+    auto remove_tmp = [&] {
+        std::error_code ec;
+        for (const auto& tb : tables) fs::remove(d / (tb.first + ".tmp"), ec);
     };
-    write("report.md", md);
-    write("report.csv", render_csv(t));
-    write("report.json", render_json(t));
+    for (const auto& [name, text] : tables) {
+        const fs::path tmp = d / (name + ".tmp");
+        std::ofstream out(tmp, std::ios::binary);
+        out << text;
+        out.close();
+        if (!out) {
+            remove_tmp();
+            throw WriteError(fmt::format("writing {} failed (disk full, or the directory is not writable?)", tmp.string()));
+        }
+    }
+    for (const auto& [name, text] : tables) {
+        std::error_code ec;
+        fs::rename(d / (name + ".tmp"), d / name, ec);
+        if (ec) {
+            remove_tmp();
+            throw WriteError(fmt::format("renaming {} to {} failed: {}", (d / (name + ".tmp")).string(),
+                                         (d / name).string(), ec.message()));
+        }
+    }
+    const std::string& md = tables[0].second;
     std::string note;
-    auto plots = render_plots(dir, t, &note);
+    auto plots = draw_plots(d, t, plot_inputs, &note);
     fmt::print("{}\n", md);
     fmt::print("written: {}/report.md, report.csv, report.json\n", dir);
     for (auto& p : plots) fmt::print("plot: {}\n", p);
