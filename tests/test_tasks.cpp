@@ -60,7 +60,8 @@ TEST_CASE("tasks/registry lists every task with its families and metrics", "[tas
         for (auto f : e.families) CHECK(!e.metrics.at(f).empty());
     }
     for (const char* n : {"multi30k", "copy", "reverse", "local_sum", "swap_pairs", "brown", "sort", "parity", "addition",
-                          "duplicate_string"})
+                          "duplicate_string", "binary_addition", "modular_arithmetic", "missing_duplicate",
+                          "stack_manipulation", "even_pairs", "bucket_sort"})
         CHECK(names.count(n) == 1);
     // copy and reverse exist in both families, one entry each
     const TaskEntry* copy = task_registry().find("copy");
