@@ -1,0 +1,366 @@
+#!/usr/bin/env python3
+"""Checks that the numbers the READMEs show are the numbers their sources hold (make test runs it).
+
+A number in prose is a claim; this script makes it a checked one. Two markers, both HTML comments (GitHub
+does not render them, so the page reads as before):
+
+1. A number checked against a field of a JSON file (a report.json, a results.json):
+
+       Shaw k = 16 reaches **40.89 ± 0.24**<!-- check results/converged_table1/report.json
+           cells[row={type: shaw, k: 16}][metric=test2016.bleu_tok].mean ;
+           cells[row={type: shaw, k: 16}][metric=test2016.bleu_tok].std -->
+
+   The comment names a JSON file (a path from the repository root) and then one expression per number,
+   separated by ';'. They are matched, in order, to the numbers written just before the comment on its
+   line (after the previous check comment of that line, if any): here 40.89 and 0.24. A number is right
+   when the source value rounds to it at the decimals shown (40.89 accepts 40.885 to 40.895); a sign
+   written as '-', '−' or '+' is part of the number, thousands separators (8,300) are allowed.
+
+   An expression is a path into the JSON document, or arithmetic over several paths:
+       cells[row={type: none}][metric=test2016.bleu_tok].mean     list element whose fields match, then a key
+       metrics["test2016.bleu_tok"]                               a key with dots in it
+       per_seed[3].value                                          a list index
+       100 * ($cells[row=A][metric=m].mean / $cells[row=B][metric=m].mean - 1)   '$' marks each path;
+                                                                  + - * / ( ) numbers abs() min() max()
+       ($results/a/results.json::metrics["val.accuracy"] + $results/b/results.json::metrics["val.accuracy"]) / 2
+                                                                  FILE::PATH reads another file than the comment's
+
+2. A block copied from a rendered report, kept identical to it:
+
+       <!-- include results/converged_table1/report.md -->
+       ...the table, pasted...
+       <!-- end include -->
+
+   `include FILE#Heading` takes only the section under that heading (up to the next heading of the same
+   or a higher level), without the heading line itself. Leading and trailing blank lines are ignored.
+
+    scripts/check_claims.py                  # README.md, results/**/README.md, docs/*.md; exit 1 on a mismatch
+    scripts/check_claims.py FILE.md ...      # just these
+    scripts/check_claims.py --coverage       # also: how many numbers each file shows and how many are checked
+    scripts/check_claims.py --self-test      # the checker's own tests (a wrong number must fail)
+
+Exit codes: 0 all checked numbers match; 1 a number or an included block differs from its source;
+2 a marker cannot be read (bad syntax, a missing file, a path that selects nothing).
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import sys
+import tempfile
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+CHECK_RE = re.compile(r"<!--\s*check\s+(.*?)-->", re.S)
+INCLUDE_RE = re.compile(r"<!--\s*include\s+(\S+)\s*-->(.*?)<!--\s*end include\s*-->", re.S)
+# A number as prose writes it: optional sign (ASCII or Unicode minus), digits with optional thousands
+# separators, optional decimals. Not part of a word (k0, x16, 2k+1 are not numbers here).
+NUMBER_RE = re.compile(r"(?<![\w.])([+\-−]?)(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w])")
+
+
+class MarkerError(Exception):
+    """A marker that cannot be read: exit 2."""
+
+
+# ----------------------------------------------------------------------------- paths into JSON
+
+def split_path(path):
+    """'cells[row={type: a}][metric=m].mean' -> [('key', 'cells'), ('filter', [('row', '{type: a}'), ('metric',
+    'm')]), ('key', 'mean')]: consecutive filters are conditions on the same list."""
+    parts, i, n = [], 0, len(path)
+    while i < n:
+        c = path[i]
+        if c == ".":
+            i += 1
+        elif c == "[":
+            depth, j = 1, i + 1
+            while j < n and depth:
+                depth += {"[": 1, "]": -1}.get(path[j], 0)
+                j += 1
+            if depth:
+                raise MarkerError(f"unclosed '[' in path '{path}'")
+            inner = path[i + 1:j - 1].strip()
+            if inner.startswith('"') and inner.endswith('"') and len(inner) >= 2:
+                parts.append(("key", inner[1:-1]))
+            elif re.fullmatch(r"-?\d+", inner):
+                parts.append(("index", int(inner)))
+            elif "=" in inner:
+                k, v = inner.split("=", 1)
+                if parts and parts[-1][0] == "filter":  # [a=1][b=2]: both conditions on one list
+                    parts[-1][1].append((k.strip(), v.strip()))
+                else:
+                    parts.append(("filter", [(k.strip(), v.strip())]))
+            else:
+                raise MarkerError(f"'[{inner}]' in path '{path}' is neither an index, a \"key\" nor a field=value filter")
+            i = j
+        else:
+            j = i
+            while j < n and path[j] not in ".[":
+                j += 1
+            parts.append(("key", path[i:j].strip()))
+            i = j
+    return parts
+
+
+def lookup(doc, path, cache=None):
+    if "::" in path:  # another file's value: FILE::PATH
+        file, path = path.split("::", 1)
+        doc = load_json(file.strip(), cache if cache is not None else {})
+    node = doc
+    for part in split_path(path):
+        if part[0] == "key":
+            if not isinstance(node, dict) or part[1] not in node:
+                raise MarkerError(f"path '{path}': no key '{part[1]}'"
+                                  + (f" (keys: {', '.join(list(node)[:12])})" if isinstance(node, dict) else ""))
+            node = node[part[1]]
+        elif part[0] == "index":
+            if not isinstance(node, list) or not -len(node) <= part[1] < len(node):
+                raise MarkerError(f"path '{path}': no element [{part[1]}]")
+            node = node[part[1]]
+        else:
+            conds = part[1]
+            what = "".join(f"[{k}={v}]" for k, v in conds)
+            if not isinstance(node, list):
+                raise MarkerError(f"path '{path}': {what} filters a list, not a {type(node).__name__}")
+            hits = [e for e in node if isinstance(e, dict) and all(str(e.get(k)) == v for k, v in conds)]
+            if len(hits) != 1:
+                raise MarkerError(f"path '{path}': {what} selects {len(hits)} elements, not one")
+            node = hits[0]
+    if isinstance(node, bool) or not isinstance(node, (int, float)):
+        raise MarkerError(f"path '{path}' selects {json.dumps(node)[:60]}, not a number")
+    return float(node)
+
+
+def evaluate(expr, doc, cache=None):
+    expr = expr.strip()
+    if "$" not in expr:
+        return lookup(doc, expr, cache)
+    values = []
+    # a path after '$' runs to the next operator, comma or space outside brackets
+    code, i = "", 0
+    while i < len(expr):
+        if expr[i] == "$":
+            j, depth = i + 1, 0
+            f = re.match(r"[\w./-]+::", expr[j:])  # a FILE:: prefix may hold '/' and '-'
+            if f:
+                j += f.end()
+            while j < len(expr) and (depth or expr[j] not in " +-*/(),"):
+                depth += {"[": 1, "]": -1}.get(expr[j], 0)
+                j += 1
+            values.append(lookup(doc, expr[i + 1:j], cache))
+            code += f"_v[{len(values) - 1}]"
+            i = j
+        else:
+            code += expr[i]
+            i += 1
+    if not re.fullmatch(r"[\s\d.+\-*/(),\[\]]*", re.sub(r"\b(abs|min|max|_v)\b", "", code)):
+        raise MarkerError(f"expression '{expr}': only paths after '$', numbers, + - * / ( ) abs min max")
+    try:
+        return float(eval(code, {"__builtins__": {}}, {"_v": values, "abs": abs, "min": min, "max": max}))
+    except Exception as e:  # noqa: BLE001 (a marker's arithmetic, reported as one sentence)
+        raise MarkerError(f"expression '{expr}' cannot be computed: {e}")
+
+
+# ----------------------------------------------------------------------------- one markdown file
+
+def shown_numbers(text):
+    """The numbers of a piece of prose: (value, decimals, text) in order."""
+    out = []
+    for m in NUMBER_RE.finditer(text):
+        sign, whole, frac = m.group(1), m.group(2), m.group(3) or ""
+        v = float(whole.replace(",", "") + frac)
+        if sign in ("-", "−"):
+            v = -v
+        out.append((v, len(frac) - 1 if frac else 0, m.group(0)))
+    return out
+
+
+def load_json(rel, cache):
+    if rel not in cache:
+        path = os.path.join(ROOT, rel)
+        if not os.path.isfile(path):
+            raise MarkerError(f"source {rel} does not exist")
+        with open(path, encoding="utf-8") as f:
+            cache[rel] = json.load(f)
+    return cache[rel]
+
+
+def section(text, heading):
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        m = re.match(r"(#+)\s+(.*?)\s*$", line)
+        if m and m.group(2) == heading:
+            level, out = len(m.group(1)), []
+            for nxt in lines[i + 1:]:
+                m2 = re.match(r"(#+)\s", nxt)
+                if m2 and len(m2.group(1)) <= level:
+                    break
+                out.append(nxt)
+            return "\n".join(out)
+    raise MarkerError(f"no heading '{heading}'")
+
+
+def check_file(md_path, cache, coverage=None):
+    """Returns (mismatches, checked count); raises MarkerError for an unreadable marker."""
+    with open(md_path, encoding="utf-8") as f:
+        text = f.read()
+    rel = os.path.relpath(md_path, ROOT)
+    bad, checked = [], 0
+
+    def line_of(pos):
+        return text.count("\n", 0, pos) + 1
+
+    for m in INCLUDE_RE.finditer(text):
+        target = m.group(1)
+        file, _, heading = target.partition("#")
+        src = os.path.join(ROOT, file)
+        if not os.path.isfile(src):
+            raise MarkerError(f"{rel}:{line_of(m.start())}: include: {file} does not exist")
+        with open(src, encoding="utf-8") as f:
+            want = f.read()
+        try:
+            if heading:
+                want = section(want, heading)
+        except MarkerError as e:
+            raise MarkerError(f"{rel}:{line_of(m.start())}: include {target}: {e}")
+        checked += 1
+        if want.strip("\n") != m.group(2).strip("\n"):
+            bad.append(f"{rel}:{line_of(m.start())}: the block included from {target} differs from it "
+                       f"(copy it again from the source)")
+
+    for m in CHECK_RE.finditer(text):
+        body = " ".join(m.group(1).split())
+        where = f"{rel}:{line_of(m.start())}"
+        src, _, exprs = body.partition(" ")
+        if not exprs.strip():
+            raise MarkerError(f"{where}: check needs a source file and at least one expression")
+        exprs = [e for e in (x.strip() for x in exprs.split(";")) if e]
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        prev = text.rfind("-->", line_start, m.start())
+        before = text[(prev + 3 if prev >= 0 else line_start):m.start()]
+        before = re.sub(r"<!--.*?-->", "", before)
+        nums = shown_numbers(before)
+        if len(nums) < len(exprs):
+            raise MarkerError(f"{where}: {len(exprs)} expressions but only {len(nums)} numbers before the comment "
+                              f"on its line ({before.strip()[-60:]!r})")
+        try:
+            doc = load_json(src, cache)
+        except MarkerError as e:
+            raise MarkerError(f"{where}: {e}")
+        except json.JSONDecodeError as e:
+            raise MarkerError(f"{where}: {src} is not valid JSON ({e})")
+        for (shown, decimals, as_text), expr in zip(nums[-len(exprs):], exprs):
+            try:
+                value = evaluate(expr, doc, cache)
+            except MarkerError as e:
+                raise MarkerError(f"{where}: {src}: {e}")
+            checked += 1
+            if abs(value - shown) > 0.5 * 10 ** -decimals + 1e-9:
+                bad.append(f"{where}: shows {as_text} but {src} {expr} is {value:.{decimals + 2}f} "
+                           f"(rounds to {value:.{decimals}f})")
+    if coverage is not None:
+        prose = re.sub(r"<!--.*?-->", "", INCLUDE_RE.sub("", text), flags=re.S)
+        prose = re.sub(r"```.*?```", "", prose, flags=re.S)
+        coverage[rel] = (checked, len(shown_numbers(prose)))
+    return bad, checked
+
+
+def default_files():
+    files = [os.path.join(ROOT, "README.md")]
+    files += sorted(glob.glob(os.path.join(ROOT, "results", "**", "README.md"), recursive=True))
+    files += sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
+    return [f for f in files if "/runs/" not in f]
+
+
+# ----------------------------------------------------------------------------- self-test
+
+def self_test():
+    global ROOT
+    old_root, failures = ROOT, []
+    with tempfile.TemporaryDirectory() as d:
+        ROOT = d
+        os.makedirs(os.path.join(d, "r"))
+        with open(os.path.join(d, "r", "report.json"), "w") as f:
+            json.dump({"cells": [{"row": "{type: a, k: 2}", "metric": "t.bleu", "mean": 40.886, "std": 0.2449},
+                                 {"row": "b", "metric": "t.bleu", "mean": 20.0, "std": 1.0}],
+                       "metrics": {"t.bleu": -8.3005}, "n": 8300}, f)
+        with open(os.path.join(d, "r", "report.md"), "w") as f:
+            f.write("# T\n\n## Table\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n## Next\nx\n")
+
+        def run(body):
+            p = os.path.join(d, "x.md")
+            with open(p, "w") as f:
+                f.write(body)
+            try:
+                bad, n = check_file(p, {})
+                return ("bad" if bad else "ok"), n
+            except MarkerError:
+                return "error", 0
+        cases = [
+            ("40.89 ± 0.24<!-- check r/report.json cells[row={type: a, k: 2}][metric=t.bleu].mean ; "
+             "cells[row={type: a, k: 2}][metric=t.bleu].std -->", ("ok", 2)),
+            ("40.88 ± 0.24<!-- check r/report.json cells[row={type: a, k: 2}][metric=t.bleu].mean ; "
+             "cells[row={type: a, k: 2}][metric=t.bleu].std -->", ("bad", 2)),      # mistyped
+            ("40.9<!-- check r/report.json cells[row={type: a, k: 2}][metric=t.bleu].mean -->", ("ok", 1)),
+            ("41<!-- check r/report.json cells[row={type: a, k: 2}][metric=t.bleu].mean -->", ("ok", 1)),
+            ("40.8<!-- check r/report.json cells[row={type: a, k: 2}][metric=t.bleu].mean -->", ("bad", 1)),  # hand-rounded wrong
+            ("Δ −8.30<!-- check r/report.json metrics[\"t.bleu\"] -->", ("ok", 1)),
+            ("Δ 8.30<!-- check r/report.json metrics[\"t.bleu\"] -->", ("bad", 1)),  # sign lost
+            ("8,300 updates<!-- check r/report.json n -->", ("ok", 1)),
+            ("+104%<!-- check r/report.json 100 * ($cells[row={type: a, k: 2}][metric=t.bleu].mean / "
+             "$cells[row=b][metric=t.bleu].mean - 1) -->", ("ok", 1)),
+            ("30.00<!-- check r/report.json ($r/report.json::cells[row=b][metric=t.bleu].mean + "
+             "$cells[row=b][metric=t.bleu].mean * 2) / 2 -->", ("ok", 1)),
+            ("x<!-- check r/report.json cells[row=c][metric=t.bleu].mean -->", ("error", 0)),   # selects nothing
+            ("1<!-- check r/missing.json n -->", ("error", 0)),
+            ("<!-- check r/report.json n -->", ("error", 0)),                                     # no number
+            ("<!-- include r/report.md#Table -->\n| a | b |\n|---|---|\n| 1 | 2 |\n<!-- end include -->", ("ok", 1)),
+            ("<!-- include r/report.md#Table -->\n| a | b |\n|---|---|\n| 1 | 3 |\n<!-- end include -->", ("bad", 1)),
+            ("<!-- include r/report.md#Nope -->\nx\n<!-- end include -->", ("error", 0)),
+        ]
+        for body, want in cases:
+            got = run(body)
+            if got != want:
+                failures.append(f"{body[:70]!r}: want {want}, got {got}")
+        ROOT = old_root
+    for f in failures:
+        print("self-test FAILED:", f, file=sys.stderr)
+    print(f"self-test: {len(cases) - len(failures)} of {len(cases)} cases right")
+    return 1 if failures else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                 epilog="Markers and paths: see the top of this file.")
+    ap.add_argument("files", nargs="*", help="Markdown files (default: README.md, results/**/README.md, docs/*.md)")
+    ap.add_argument("--coverage", action="store_true", help="also print, per file, numbers shown and numbers checked")
+    ap.add_argument("--self-test", action="store_true", help="run the checker's own tests")
+    a = ap.parse_args()
+    if a.self_test:
+        return self_test()
+    files = [os.path.abspath(f) for f in a.files] or default_files()
+    cache, mismatches, total, coverage = {}, [], 0, ({} if a.coverage else None)
+    for f in files:
+        try:
+            bad, n = check_file(f, cache, coverage)
+        except MarkerError as e:
+            print(f"check_claims: {e}", file=sys.stderr)
+            return 2
+        except OSError as e:
+            print(f"check_claims: cannot read {f}: {e.strerror}", file=sys.stderr)
+            return 2
+        mismatches += bad
+        total += n
+    for b in mismatches:
+        print(b)
+    if coverage is not None:
+        for rel, (checked, shown) in coverage.items():
+            print(f"{rel}: {checked} checked of {shown} numbers shown")
+    print(f"check_claims: {total} checked numbers and blocks in {len(files)} files; "
+          f"{len(mismatches)} differ from their source")
+    return 1 if mismatches else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
