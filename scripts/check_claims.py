@@ -205,6 +205,8 @@ def check_file(md_path, cache, coverage=None):
     """Returns (mismatches, checked count); raises MarkerError for an unreadable marker."""
     with open(md_path, encoding="utf-8") as f:
         text = f.read()
+    # Markers inside fenced code blocks are examples, not claims: blanked out (line numbers kept).
+    text = re.sub(r"^```.*?^```", lambda m: re.sub(r"[^\n]", " ", m.group(0)), text, flags=re.S | re.M)
     rel = os.path.relpath(md_path, ROOT)
     bad, checked = [], 0
 
@@ -318,6 +320,7 @@ def self_test():
             ("<!-- include r/report.md#Table -->\n| a | b |\n|---|---|\n| 1 | 2 |\n<!-- end include -->", ("ok", 1)),
             ("<!-- include r/report.md#Table -->\n| a | b |\n|---|---|\n| 1 | 3 |\n<!-- end include -->", ("bad", 1)),
             ("<!-- include r/report.md#Nope -->\nx\n<!-- end include -->", ("error", 0)),
+            ("```\n1<!-- check r/missing.json n -->\n```\n", ("ok", 0)),                       # an example in a code block
         ]
         for body, want in cases:
             got = run(body)

@@ -249,3 +249,23 @@ TEST_CASE("bleu/paired_bootstrap_separates_a_better_system_from_noise", "[bleu][
     CHECK(relpos::paired_bootstrap({st(half)}, {st(other_half)}, 500, 7, o).ci_low == tie.ci_low);
     CHECK_THROWS(relpos::paired_bootstrap({st(half)}, {}, 10, 1, o));
 }
+
+TEST_CASE("significance/t p-values and Holm's adjustment", "[significance]") {
+    // Two-sided 5% points of Student's t give p = 0.05; t = 0 gives 1; large |t| gives ~0.
+    CHECK(t_two_sided_p(12.706, 1) == Approx(0.05).margin(2e-5));
+    CHECK(t_two_sided_p(-2.776, 4) == Approx(0.05).margin(1e-4));  // the table's values have 3 decimals
+    CHECK(t_two_sided_p(2.042, 30) == Approx(0.05).margin(1e-4));
+    CHECK(t_two_sided_p(0.0, 3) == Approx(1.0));
+    CHECK(t_two_sided_p(1.0, 1) == Approx(0.5).margin(1e-12));  // Cauchy: P(|T| >= 1) = 1/2
+    CHECK(t_two_sided_p(50.0, 4) < 1e-5);
+    // Holm: sorted 0.005, 0.01, 0.03, 0.04 (m = 4) -> 0.02, 0.03, 0.06, 0.04 -> monotone 0.02, 0.03, 0.06, 0.06,
+    // returned in the input order.
+    const auto adj = holm_adjust({0.01, 0.04, 0.03, 0.005});
+    REQUIRE(adj.size() == 4);
+    CHECK(adj[0] == Approx(0.03));
+    CHECK(adj[1] == Approx(0.06));
+    CHECK(adj[2] == Approx(0.06));
+    CHECK(adj[3] == Approx(0.02));
+    CHECK(holm_adjust({0.6, 0.9})[1] == Approx(1.0));  // capped at 1
+    CHECK(holm_adjust({}).empty());
+}

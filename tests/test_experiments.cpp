@@ -19,6 +19,7 @@
 #include "experiments/data/corpus.hpp"
 #include "experiments/data/json.hpp"
 #include "experiments/eval/decode.hpp"
+#include "experiments/eval/significance.hpp"
 #include "experiments/report/report.hpp"
 #include "experiments/train/runner.hpp"
 #include "experiments/train/trainer.hpp"
@@ -630,7 +631,29 @@ TEST_CASE("report/baseline_differences_are_paired_by_seed", "[report]") {
     fs::create_directories(k0s2);
     std::ofstream(k0s2 + "/results.json") << "{\"id\": \"k=0_seed=2\", \"labels\": {\"model.position.k\": \"0\", \"seed\": \"2\"}, "
                                              "\"metrics\": {\"test2016.bleu_tok\": 12.0, \"val.bleu_tok\": 13.0}}\n";
-    CHECK_THAT(render_markdown(build_report(dir + "/fixture_k")), Catch::Contains("-19.50 [-25.85, -13.15] n=2 t=-39.0†"));
+    const ReportTables t2 = build_report(dir + "/fixture_k");
+    CHECK_THAT(render_markdown(t2), Catch::Contains("-19.50 [-25.85, -13.15] n=2 t=-39.0†"));
+    // The family of comparisons: k = 0 is now a paired t-test with a spread (t = -39, 1 df: p = 0.0163);
+    // k = 16 has no spread (the same values as the baseline) and n = 1 rows have no test: a family of one
+    // per metric that has one, Holm-adjusted over the family.
+    REQUIRE_FALSE(t2.family_t.empty());
+    for (const auto& c : t2.family_t) {
+        CHECK(c.p_holm >= c.p);
+        CHECK(c.p_holm <= 1.0);
+    }
+    const auto k0t = std::find_if(t2.family_t.begin(), t2.family_t.end(), [](const auto& c) {
+        return c.a == "0" && c.metric == "test2016.bleu_tok";
+    });
+    REQUIRE(k0t != t2.family_t.end());
+    CHECK(k0t->p == Approx(0.0163).margin(2e-4));
+    std::vector<double> raw;
+    for (const auto& c : t2.family_t) raw.push_back(c.p);
+    CHECK(k0t->p_holm == Approx(holm_adjust(raw)[std::size_t(k0t - t2.family_t.begin())]).margin(1e-12));
+    CHECK(k0t->p_holm > k0t->p);  // a family of more than one: the adjustment costs something
+    CHECK_THAT(render_markdown(t2), Catch::Contains("### Multiplicity (Holm)") && Catch::Contains("| 0 − 16 | test2016.bleu_tok | 2 |"));
+    const Json fam = Json::parse(render_json(t2))["family_t"];
+    REQUIRE(fam.is_array());
+    CHECK(std::any_of(fam.begin(), fam.end(), [](const Json& c) { return c["row"] == "0" && c.contains("p_holm"); }));
     fs::remove_all(dir);
 }
 

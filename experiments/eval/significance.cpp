@@ -75,4 +75,63 @@ double t_critical_95(std::size_t df) {
     return df <= 40 ? 2.042 : df <= 60 ? 2.021 : df <= 120 ? 2.000 : 1.980;
 }
 
+namespace {
+// Continued fraction of the incomplete beta function (the modified Lentz method), for x < (a+1)/(a+b+2).
+double beta_fraction(double a, double b, double x) {
+    const double tiny = 1e-300, eps = 1e-15;
+    double c = 1, d = 1 - (a + b) * x / (a + 1);
+    if (std::abs(d) < tiny) d = tiny;
+    d = 1 / d;
+    double h = d;
+    for (int m = 1; m <= 500; ++m) {
+        const double m2 = 2.0 * m;
+        double aa = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
+        d = 1 + aa * d;
+        c = 1 + aa / c;
+        if (std::abs(d) < tiny) d = tiny;
+        if (std::abs(c) < tiny) c = tiny;
+        d = 1 / d;
+        h *= d * c;
+        aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
+        d = 1 + aa * d;
+        c = 1 + aa / c;
+        if (std::abs(d) < tiny) d = tiny;
+        if (std::abs(c) < tiny) c = tiny;
+        d = 1 / d;
+        const double del = d * c;
+        h *= del;
+        if (std::abs(del - 1) < eps) break;
+    }
+    return h;
+}
+
+// I_x(a, b), the regularized incomplete beta function, 0 <= x <= 1.
+double incomplete_beta(double a, double b, double x) {
+    if (x <= 0) return 0;
+    if (x >= 1) return 1;
+    const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x));
+    return x < (a + 1) / (a + b + 2) ? front * beta_fraction(a, b, x) / a : 1 - front * beta_fraction(b, a, 1 - x) / b;
+}
+}  // namespace
+
+double t_two_sided_p(double t, std::size_t df) {
+    if (df == 0 || !std::isfinite(t)) return std::isfinite(t) ? 1.0 : 0.0;
+    const double v = double(df);
+    return incomplete_beta(v / 2, 0.5, v / (v + t * t));
+}
+
+std::vector<double> holm_adjust(const std::vector<double>& p) {
+    const std::size_t m = p.size();
+    std::vector<std::size_t> order(m);
+    for (std::size_t i = 0; i < m; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return p[a] < p[b]; });
+    std::vector<double> adj(m);
+    double running = 0;
+    for (std::size_t k = 0; k < m; ++k) {
+        running = std::max(running, std::min(1.0, double(m - k) * p[order[k]]));
+        adj[order[k]] = running;
+    }
+    return adj;
+}
+
 }  // namespace relpos

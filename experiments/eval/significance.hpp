@@ -30,4 +30,13 @@ BootstrapResult paired_bootstrap(const std::vector<std::vector<BleuStats>>& base
 // Two-sided 95% critical value of Student's t for df degrees of freedom (df >= 1).
 double t_critical_95(std::size_t df);
 
+// Two-sided p-value of Student's t statistic `t` with df >= 1 degrees of freedom:
+// P(|T| >= |t|) = I_{df / (df + t²)}(df / 2, 1 / 2), the regularized incomplete beta function.
+double t_two_sided_p(double t, std::size_t df);
+
+// Holm's step-down adjustment (Holm 1979) of a family of p-values, in their order: sorted ascending,
+// p_(i) becomes max over j <= i of min(1, (m - j + 1) · p_(j)). A comparison survives the correction at
+// level alpha when its adjusted p is < alpha; the family-wise error rate is then at most alpha.
+std::vector<double> holm_adjust(const std::vector<double>& p);
+
 }  // namespace relpos

@@ -346,6 +346,37 @@ void add_sentence_statistics(ReportTables& t, const ExperimentConfig& cfg, const
 
 }  // namespace
 
+// The report's families of comparisons with Holm-adjusted p-values (ReportTables::Comparison).
+static void add_multiplicity(ReportTables& t) {
+    using C = ReportTables::Comparison;
+    auto add = [&](const std::string& a, const std::string& b, const std::string& m, const Stats& d,
+                   const ReportTables::Bootstrap* boot) {
+        if (d.n >= 2 && d.std > 0)
+            t.family_t.push_back(C{a, b, m, d.n, d.mean, t_two_sided_p(d.mean / (d.std / std::sqrt(double(d.n))), d.n - 1), 1});
+        if (boot && boot->seeds > 0) t.family_bootstrap.push_back(C{a, b, m, boot->seeds, boot->observed, boot->p_value, 1});
+    };
+    auto find = [](const auto& map, const auto& key) -> const ReportTables::Bootstrap* {
+        auto it = map.find(key);
+        return it == map.end() ? nullptr : &it->second;
+    };
+    if (!t.baseline.empty())
+        for (const auto& r : t.rows)
+            for (const auto& m : t.metrics)
+                if (r != t.baseline)
+                    if (auto p = t.paired.find({r, m}); p != t.paired.end())
+                        add(r, t.baseline, m, p->second, find(t.bootstrap, std::make_pair(r, m)));
+    for (const auto& [a, b] : t.contrasts)
+        for (const auto& m : t.metrics)
+            if (auto p = t.contrast_paired.find({a, b, m}); p != t.contrast_paired.end())
+                add(a, b, m, p->second, find(t.contrast_bootstrap, std::make_tuple(a, b, m)));
+    for (auto* fam : {&t.family_t, &t.family_bootstrap}) {
+        std::vector<double> p;
+        for (const auto& c : *fam) p.push_back(c.p);
+        const auto adj = holm_adjust(p);
+        for (std::size_t i = 0; i < fam->size(); ++i) (*fam)[i].p_holm = adj[i];
+    }
+}
+
 ReportTables build_report(const std::string& dir_in) {
     const fs::path dir(dir_in);
     if (!fs::exists(dir / "experiment.yaml"))
@@ -476,6 +507,7 @@ ReportTables build_report(const std::string& dir_in) {
             }
     }
     if (cfg.data.task == "multi30k") add_sentence_statistics(t, cfg, runs);
+    add_multiplicity(t);
     return t;
 }
 
@@ -620,6 +652,27 @@ std::string render_markdown(const ReportTables& t) {
               "paired t, † when the interval excludes 0)" +
               std::string(!any_boot ? "" : "; the paired bootstrap over test sentences as above (‡ when p < 0.05)") +
               ".\n";
+    }
+    if (!t.family_t.empty() || !t.family_bootstrap.empty()) {
+        md += "\n### Multiplicity (Holm)\n\n";
+        auto family_table = [&](const std::vector<ReportTables::Comparison>& fam, const std::string& test) {
+            std::size_t kept = 0;
+            for (auto& c : fam) kept += c.p_holm < 0.05;
+            md += fmt::format("{}: a family of {} comparisons; {} of them have a Holm-adjusted p < 0.05.\n\n", test,
+                              fam.size(), kept);
+            md += "| comparison | metric | n | Δ | p | p (Holm) | after Holm |\n|---|---|---|---|---|---|---|\n";
+            for (auto& c : fam)
+                md += fmt::format("| {} − {} | {} | {} | {:+.2f} | {:.4f} | {:.4f} | {} |\n", row_name(c.a), row_name(c.b),
+                                  c.metric, c.n, c.mean, c.p, c.p_holm, c.p_holm < 0.05 ? "holds" : "not shown");
+            md += "\n";
+        };
+        if (!t.family_t.empty())
+            family_table(t.family_t, "Paired t-test over seeds (two-sided), every comparison above with n >= 2");
+        if (!t.family_bootstrap.empty())
+            family_table(t.family_bootstrap, "Paired bootstrap over test sentences (two-sided), every comparison that has one");
+        md += "Holm's step-down adjustment (Holm 1979) keeps the chance of one or more false findings in a family at "
+              "most 5%: sorted by p, the i-th smallest of m is multiplied by m - i + 1 (and kept monotone). The verdict "
+              "rule of results/README.md reads these adjusted values.\n";
     }
     if (!t.seeds.empty() && !t.metrics.empty() && !t.per_seed.empty()) {
         std::string what;
@@ -777,6 +830,13 @@ std::string render_json(const ReportTables& t) {
                 c["bootstrap"] = bootstrap_json(bs->second);
             contrasts.push_back(std::move(c));
         }
+    auto family_json = [](const std::vector<ReportTables::Comparison>& fam) {
+        Json out = Json::array();
+        for (auto& c : fam)
+            out.push_back({{"row", c.a}, {"minus", c.b}, {"metric", c.metric}, {"n", c.n}, {"mean", json_number(c.mean, 6)},
+                           {"p", json_number(c.p, 6)}, {"p_holm", json_number(c.p_holm, 6)}, {"holds", c.p_holm < 0.05}});
+        return out;
+    };
     return json_document({{"title", t.title},
                           {"rows_key", t.rows_key},
                           {"columns_key", t.cols_key},
@@ -784,7 +844,9 @@ std::string render_json(const ReportTables& t) {
                           {"commits", t.commits},
                           {"cells", cells},
                           {"contrasts", contrasts},
-                          {"per_seed", per_seed}});
+                          {"per_seed", per_seed},
+                          {"family_t", family_json(t.family_t)},
+                          {"family_bootstrap", family_json(t.family_bootstrap)}});
 }
 
 // The first metric against a numeric row value (e.g. BLEU vs k): relpos's mean ± sd over seeds, the

@@ -60,6 +60,16 @@ struct ReportTables {
     std::map<std::string, std::map<std::string, std::string>> run_labels;
     std::string compare_title;
     std::map<std::pair<std::string, std::string>, Stats> compare_cells, compare_paired;
+    // Multiplicity: the report's family of comparisons (every row against the baseline and every contrast,
+    // for each metric of the report) under each test, with its p-value and the Holm-adjusted one over the
+    // family: the paired t-test over seeds (comparisons with n >= 2 and a spread), and the paired
+    // bootstrap over test sentences where the report has one.
+    struct Comparison {
+        std::string a, b, metric;  // a minus b
+        std::size_t n = 0;         // seeds paired
+        double mean = 0, p = 1, p_holm = 1;
+    };
+    std::vector<Comparison> family_t, family_bootstrap;
 };
 
 ReportTables build_report(const std::string& dir);
