@@ -1,6 +1,6 @@
 set terminal pngcairo size 900,900 noenhanced
 set output 'results/algorithmic_length_generalization/plots/learning_curves.png'
-set multiplot layout 2,1 title 'Decoder-only length generalization (train 1-10, test 11-20): exact match % and extension ratio: mean over seeds, band = lowest to highest seed, dot = where a run stopped' font ',10'
+set multiplot layout 2,1 title 'Decoder-only length generalization (train 1-10, test 11-20): exact match % and extension ratio' . "\n" . 'mean over seeds, band = lowest to highest seed, dot = where a run stopped' font ',10'
 set grid
 set key top right
 set xlabel 'update'

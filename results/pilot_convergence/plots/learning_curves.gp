@@ -1,6 +1,6 @@
 set terminal pngcairo size 900,1250 noenhanced
 set output 'results/pilot_convergence/plots/learning_curves.png'
-set multiplot layout 3,1 title 'Convergence pilot: 45 epochs: mean over seeds, band = lowest to highest seed, dot = where a run stopped' font ',10'
+set multiplot layout 3,1 title 'Convergence pilot: 45 epochs' . "\n" . 'mean over seeds, band = lowest to highest seed, dot = where a run stopped' font ',10'
 set grid
 set key top right
 set xlabel 'update'
