@@ -631,19 +631,24 @@ void cross_check(const ExperimentConfig& c, YamlOptions& data, YamlOptions& mode
     for (const auto& a : c.sweep.grid) axes.push_back(a.key);
     for (const char* key : {"rows", "columns"}) {
         const std::string& v = key == std::string("rows") ? r.rows : r.columns;
-        if (v.empty() || std::find(axes.begin(), axes.end(), v) != axes.end()) continue;
-        std::string what = axes.empty()
-                               ? fmt::format("must be \"\" because sweep.grid is empty, got '{}'", v)
-                               : fmt::format("must be a sweep.grid key ({}) or \"\", got '{}'", join(axes), v);
-        if (auto dm = nn::did_you_mean(v, axes)) what += fmt::format(" (did you mean '{}'?)", *dm);
-        report.fail(key, what);
+        for (const auto& part : report_axis_parts(v)) {
+            if (std::find(axes.begin(), axes.end(), part) != axes.end()) continue;
+            std::string what = axes.empty()
+                                   ? fmt::format("must be \"\" because sweep.grid is empty, got '{}'", v)
+                                   : fmt::format("must be a sweep.grid key ({}), several joined by '+', or \"\", got '{}'",
+                                                 join(axes), v);
+            if (auto dm = nn::did_you_mean(part, axes)) what += fmt::format(" (did you mean '{}'?)", *dm);
+            report.fail(key, what);
+        }
     }
     if (!r.rows.empty() && r.rows == r.columns)
         report.fail("columns", fmt::format("must differ from report.rows (both are '{}')", r.rows));
-    std::vector<std::string> row_labels;  // the rows' labels, as the table shows them
-    for (const auto& a : c.sweep.grid)
-        if (a.key == r.rows)
-            for (const auto& v : a.values) row_labels.push_back(value_text(v));
+    for (const auto& part : report_axis_parts(r.columns)) {
+        const auto rp = report_axis_parts(r.rows);
+        if (std::find(rp.begin(), rp.end(), part) != rp.end())
+            report.fail("columns", fmt::format("'{}' is in report.rows too; an axis is either rows or columns", part));
+    }
+    const std::vector<std::string> row_labels = report_axis_labels(c, r.rows);  // as the table shows them
     if (!r.baseline.empty()) {
         if (r.rows.empty()) report.fail("baseline", "needs report.rows: it names the row the others are compared with");
         if (!r.columns.empty()) report.fail("baseline", "works on tables without report.columns");
@@ -1060,6 +1065,40 @@ std::string value_text(const YAML::Node& value) {
     if (!value.IsDefined() || value.IsNull()) return "null";
     if (value.IsScalar()) return value.Scalar();
     return value_yaml(value);
+}
+
+std::vector<std::string> report_axis_parts(const std::string& key) {
+    std::vector<std::string> parts;
+    std::size_t at = 0;
+    while (!key.empty() && at <= key.size()) {
+        const std::size_t plus = std::min(key.find('+', at), key.size());
+        std::string p = key.substr(at, plus - at);
+        p.erase(0, p.find_first_not_of(' '));
+        p.erase(p.find_last_not_of(' ') + 1);
+        parts.push_back(p);
+        at = plus + 1;
+    }
+    return parts;
+}
+
+std::vector<std::string> report_axis_labels(const ExperimentConfig& cfg, const std::string& key) {
+    std::vector<std::string> labels;
+    const auto parts = report_axis_parts(key);
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        std::vector<std::string> own;
+        for (const auto& a : cfg.sweep.grid)
+            if (a.key == parts[i])
+                for (const auto& v : a.values) own.push_back(value_text(v));
+        if (i == 0) {
+            labels = own;
+            continue;
+        }
+        std::vector<std::string> joined;
+        for (const auto& l : labels)
+            for (const auto& o : own) joined.push_back(l + kAxisLabelJoin + o);
+        labels = std::move(joined);
+    }
+    return labels;
 }
 
 std::string value_yaml(const YAML::Node& value) {

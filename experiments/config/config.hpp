@@ -243,6 +243,13 @@ std::string config_hash(const ExperimentConfig& cfg);
 // A value as a message or report label shows it: the scalar text ("16", "false"), else one line of flow
 // YAML ("[val, test2016]", "{type: shaw, k: 16}").
 std::string value_text(const YAML::Node& value);
+
+// report.rows / report.columns may join several sweep.grid keys with '+' ("data.task+model.position"): the
+// table then has a row per combination, labelled by the parts' values joined with " · ".
+std::vector<std::string> report_axis_parts(const std::string& key);  // "a+b" -> {"a", "b"}; "" -> {}
+constexpr const char* kAxisLabelJoin = " · ";
+// The labels of a report axis in the sweep's order (combinations: the first part slowest).
+std::vector<std::string> report_axis_labels(const ExperimentConfig& cfg, const std::string& key);
 // A value as an override's right-hand side: like value_text, but quoted where YAML needs it.
 std::string value_yaml(const YAML::Node& value);
 std::string fnv1a64_hex(const std::string& text);

@@ -2,6 +2,8 @@
 // ± sample standard deviation over seeds with the number of seeds, the paper's published figure in a
 // side column, and plots through gnuplot when it is installed.
 #include <algorithm>
+#include <functional>
+#include <limits>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -37,6 +39,10 @@ struct RunResult {
     double train_seconds = 0;
     long steps = 0, parameters = 0, epochs = 0, best_step = 0;
     std::string stop_reason;  // "" for runs from before the stopping rule
+    // The competence gate (results.json "competence", train.stop.target_metric): -1 no record, 0 not
+    // reached, 1 reached; what was asked ("val.accuracy >= 99").
+    int competent = -1;
+    std::string competence;
     fs::path dir;
 };
 
@@ -98,6 +104,14 @@ std::vector<RunResult> read_runs(const fs::path& dir) {
         r.parameters = whole("parameters");
         r.epochs = whole("epochs_completed");
         r.best_step = whole("best_step");
+        if (n.contains("competence")) {
+            const Json& c = n["competence"];
+            if (!c.is_object() || !c.contains("reached") || !c["reached"].is_boolean() || !c.contains("metric") ||
+                !c["metric"].is_string() || !c.contains("target") || !c["target"].is_number())
+                throw wrong("competence", "an object with \"metric\", \"target\" and \"reached\"");
+            r.competent = c["reached"].get<bool>() ? 1 : 0;
+            r.competence = fmt::format("{} >= {}", c["metric"].get<std::string>(), c["target"].get<double>());
+        }
         r.dir = p;
         out.push_back(std::move(r));
     }
@@ -117,25 +131,31 @@ bool is_number(const std::string& s) {
     return !s.empty() && *end == '\0';
 }
 
+std::string label_of(const RunResult& r, const std::string& key);
+
 // Row (or column) labels in the order the sweep lists them.
 std::vector<std::string> axis_order(const ExperimentConfig& cfg, const std::string& key, const std::vector<RunResult>& runs) {
-    std::vector<std::string> order;
     if (key.empty()) return {""};
-    for (const auto& ax : cfg.sweep.grid)
-        if (ax.key == key)
-            for (const auto& v : ax.values) order.push_back(value_text(v));
+    std::vector<std::string> order = report_axis_labels(cfg, key);
     for (const auto& r : runs) {  // labels of runs no longer in the grid go last
-        auto it = r.labels.find(key);
-        if (it != r.labels.end() && std::find(order.begin(), order.end(), it->second) == order.end())
-            order.push_back(it->second);
+        const std::string l = label_of(r, key);
+        if (!l.empty() && std::find(order.begin(), order.end(), l) == order.end()) order.push_back(l);
     }
     return order;
 }
 
+// A run's label on a report axis: its value of the swept key, or of each key of a "a+b" axis joined by
+// " · " ("" when it has none).
 std::string label_of(const RunResult& r, const std::string& key) {
     if (key.empty()) return "";
-    auto it = r.labels.find(key);
-    return it == r.labels.end() ? "" : it->second;
+    std::string out;
+    const auto parts = report_axis_parts(key);
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        auto it = r.labels.find(parts[i]);
+        if (it == r.labels.end()) return "";
+        out += (i ? kAxisLabelJoin : "") + it->second;
+    }
+    return out;
 }
 
 // "+1.23 ± 0.29 (n=3, t=7.3*)": mean ± sd of the paired differences, the paired t statistic, and * when
@@ -346,6 +366,39 @@ void add_sentence_statistics(ReportTables& t, const ExperimentConfig& cfg, const
 
 }  // namespace
 
+// The competence gate's view of the runs: per cell how many reached their target, each metric over the
+// competent runs only, and the best run of each cell (the max over seeds, as Ruoss et al. report).
+static void add_competence(ReportTables& t, const std::vector<RunResult>& runs) {
+    std::set<std::string> asked;
+    for (const auto& r : runs)
+        if (r.competent >= 0) asked.insert(r.competence);
+    if (asked.empty()) return;
+    for (const auto& a : asked) t.competence_what += (t.competence_what.empty() ? "" : "; ") + a;
+    for (const auto& row : t.rows)
+        for (const auto& col : t.cols) {
+            std::size_t reached = 0, all = 0;
+            for (const auto& r : runs)
+                if (label_of(r, t.rows_key) == row && label_of(r, t.cols_key) == col && r.competent >= 0) {
+                    ++all;
+                    reached += r.competent == 1;
+                }
+            t.competent[{row, col}] = {reached, all};
+            for (const auto& m : t.metrics) {
+                std::vector<double> v;
+                double best = -std::numeric_limits<double>::infinity();
+                for (const auto& r : runs) {
+                    if (label_of(r, t.rows_key) != row || label_of(r, t.cols_key) != col) continue;
+                    auto it = r.metrics.find(m);
+                    if (it == r.metrics.end()) continue;
+                    best = std::max(best, it->second);
+                    if (r.competent == 1) v.push_back(it->second);
+                }
+                t.competent_cells[{row, col, m}] = stats_of(v);
+                if (std::isfinite(best)) t.max_cells[{row, col, m}] = best;
+            }
+        }
+}
+
 // The report's families of comparisons with Holm-adjusted p-values (ReportTables::Comparison).
 static void add_multiplicity(ReportTables& t) {
     using C = ReportTables::Comparison;
@@ -443,6 +496,7 @@ ReportTables build_report(const std::string& dir_in) {
                     }
                 t.cells[{row, col, m}] = stats_of(v);
             }
+    add_competence(t, runs);
     if (t.cols_key.empty()) {
         std::set<std::string> seeds;
         for (const auto& r : runs) {
@@ -573,6 +627,44 @@ std::string render_markdown(const ReportTables& t) {
     md += fmt::format("\nmean ± sample standard deviation over seeds (n = number of finished runs). {} runs, {:.1f} h of "
                       "training in total.\n",
                       t.runs, t.train_seconds / 3600.0);
+    if (!t.competence_what.empty()) {
+        // One table per view: the counts, then each metric over the competent runs and its max over all runs.
+        auto grid = [&](const std::string& caption, const std::function<std::string(const std::string&, const std::string&)>& text) {
+            md += caption + "\n\n| " + (t.rows_key.empty() ? std::string("") : t.rows_key) + " |";
+            for (auto& c : t.cols) md += " " + (t.cols_key.empty() ? std::string("all runs") : t.cols_key + "=" + c) + " |";
+            md += "\n|---|";
+            for (std::size_t i = 0; i < t.cols.size(); ++i) md += "---|";
+            md += "\n";
+            for (auto& r : t.rows) {
+                md += "| " + row_name(r) + " |";
+                for (auto& c : t.cols) md += " " + text(r, c) + " |";
+                md += "\n";
+            }
+            md += "\n";
+        };
+        std::size_t reached = 0, all = 0;
+        for (auto& [k, v] : t.competent) reached += v.first, all += v.second;
+        md += fmt::format("\n### Competence\n\nA run is competent when its in-distribution validation reached its target "
+                          "({}) before it stopped (train.stop.target_metric): {} of {} runs. A model that has not learned "
+                          "its task in distribution says nothing about extrapolation, so each metric is shown over the "
+                          "competent runs only, and as the best run of each cell (the max over seeds and the other swept "
+                          "values of the cell, as Ruoss et al. report).\n\n",
+                          t.competence_what, reached, all);
+        grid("**competent runs / runs**", [&](const std::string& r, const std::string& c) {
+            auto it = t.competent.find({r, c});
+            return it == t.competent.end() || it->second.second == 0 ? std::string("–")
+                                                                      : fmt::format("{}/{}", it->second.first, it->second.second);
+        });
+        for (auto& m : t.metrics) {
+            grid("**" + m + "**, competent runs only: mean ± sd (n)", [&](const std::string& r, const std::string& c) {
+                return cell_text(t.competent_cells.at({r, c, m}));
+            });
+            grid("**" + m + "**, max over all runs", [&](const std::string& r, const std::string& c) {
+                auto it = t.max_cells.find({r, c, m});
+                return it == t.max_cells.end() ? std::string("–") : fmt::format("{:.2f}", it->second);
+            });
+        }
+    }
     // A table of differences: one line per comparison with its paired-by-seed Stats and its bootstrap
     // (or null) for each metric, a bootstrap column beside each metric that has one. Returns whether any
     // bootstrap was shown.
@@ -807,6 +899,12 @@ std::string render_json(const ReportTables& t) {
         const auto [mean, sd] = stats(s);
         Json cell = {{"row", r}, {"column", c}, {"metric", m}, {"mean", mean}, {"std", sd}, {"n", s.n}};
         if (auto it = t.reference.find(r); it != t.reference.end()) cell["reference"] = it->second;
+        if (auto cp = t.competent.find({r, c}); cp != t.competent.end()) {
+            const auto [cmean, csd] = stats(t.competent_cells.at(key));
+            cell["competent"] = {{"reached", cp->second.first}, {"runs", cp->second.second}, {"mean", cmean}, {"std", csd},
+                                 {"n", t.competent_cells.at(key).n}};
+        }
+        if (auto mx = t.max_cells.find(key); mx != t.max_cells.end()) cell["max"] = json_number(mx->second, 6);
         if (auto p = t.paired.find({r, m}); p != t.paired.end() && c.empty()) {
             const auto [dmean, dsd] = stats(p->second);
             cell["delta_vs_baseline"] = {{"baseline", t.baseline}, {"mean", dmean}, {"std", dsd}, {"n", p->second.n}};

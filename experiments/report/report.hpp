@@ -60,6 +60,12 @@ struct ReportTables {
     std::map<std::string, std::map<std::string, std::string>> run_labels;
     std::string compare_title;
     std::map<std::pair<std::string, std::string>, Stats> compare_cells, compare_paired;
+    // The competence gate (runs whose results.json has "competence"): what was asked, per (row, col) how many
+    // runs reached it of how many, each (row, col, metric) over the competent runs, and its max over all runs.
+    std::string competence_what;  // "" when no run has a record
+    std::map<std::pair<std::string, std::string>, std::pair<std::size_t, std::size_t>> competent;
+    std::map<std::tuple<std::string, std::string, std::string>, Stats> competent_cells;
+    std::map<std::tuple<std::string, std::string, std::string>, double> max_cells;
     // Multiplicity: the report's family of comparisons (every row against the baseline and every contrast,
     // for each metric of the report) under each test, with its p-value and the Holm-adjusted one over the
     // family: the paired t-test over seeds (comparisons with n >= 2 and a spread), and the paired
