@@ -437,7 +437,7 @@ TEST_CASE("config/sweep_value_errors", "[config]") {
     CHECK(has(config_error([] { load_config(fixture("minimal.yaml"), {"sweep.grid.name=[a, b]"}); }),
               "sweep.grid.name: cannot be swept"));
     CHECK(has(config_error([] { load_config(fixture("sweep_k.yaml"), {"report.rows=model.position.kk"}); }),
-              "report.rows: must be a sweep.grid key (model.position.k) or \"\", got 'model.position.kk' (did you mean "
+              "report.rows: must be a sweep.grid key (model.position.k), several joined by '+', or \"\", got 'model.position.kk' (did you mean "
               "'model.position.k'?)"));
     CHECK(has(config_error([] { load_config(fixture("sweep_k.yaml"), {"report.baseline=17"}); }),
               "report.baseline: must be one of the rows (0, 1, 2, 4, 16, 64, 256), got '17'"));
