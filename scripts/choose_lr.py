@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Chooses each cell's learning rate from a learning-rate sweep, on in-distribution validation only.
+
+A cell is (data.task, model.position). Among its finished runs of one seed (default 1) at the swept
+learning rates, the chosen rate is the one whose run
+  1. reached its competence target (results.json "competence".reached), then
+  2. has the highest validation exact match (val.accuracy), then the highest val.token_accuracy, then
+  3. the lowest validation loss (val.loss), then the smaller learning rate.
+Test metrics are never read. A cell is chosen only when every rate of the sweep has finished (else it is
+listed as waiting), so a choice never changes once written.
+
+    scripts/choose_lr.py results/ruoss_lr_sweep                      # a table; exit 0
+    scripts/choose_lr.py results/ruoss_lr_sweep --json out.json      # also the choices as JSON
+    scripts/choose_lr.py results/ruoss_lr_sweep --overrides
+        # one line per chosen cell: the relpos run overrides that train its other seeds at its rate
+
+The experiment directory is one that `relpos run` wrote (experiment.yaml with the sweep, runs/ with the
+run directories or links into a run store). Standard library only.
+"""
+import argparse
+import json
+import os
+import re
+import shlex
+import sys
+
+
+def sweep_rates(experiment_yaml):
+    """The train.lr values of the sweep, as text, from experiment.yaml (a flow list on one line)."""
+    with open(experiment_yaml, encoding="utf-8") as f:
+        for line in f:
+            m = re.match(r"\s*train\.lr:\s*\[(.*)\]\s*$", line)
+            if m:
+                return [v.strip() for v in m.group(1).split(",") if v.strip()]
+    return []
+
+
+def runs(exp_dir):
+    out = []
+    root = os.path.join(exp_dir, "runs")
+    for name in sorted(os.listdir(root)):
+        path = os.path.join(root, name, "results.json")
+        if not os.path.isfile(path):
+            continue
+        with open(path, encoding="utf-8") as f:
+            r = json.load(f)
+        r["_dir"] = name
+        out.append(r)
+    return out
+
+
+def key(r):
+    m = r.get("metrics", {})
+    c = r.get("competence") or {}
+    return (1 if c.get("reached") else 0, m.get("val.accuracy", -1.0), m.get("val.token_accuracy", -1.0),
+            -m.get("val.loss", float("inf")), -float(r["labels"]["train.lr"]))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__.split("\n", 1)[1])
+    ap.add_argument("experiment", help="an experiment directory written by relpos run (e.g. results/ruoss_lr_sweep)")
+    ap.add_argument("--seed", default="1", help="the seed of the sweep (default 1)")
+    ap.add_argument("--json", help="write the choices to this file")
+    ap.add_argument("--overrides", action="store_true",
+                    help="print, per chosen cell, the relpos run overrides (shell-quoted) that train its other seeds")
+    ap.add_argument("--seeds", default="2,3,4,5", help="the seeds --overrides names (default 2,3,4,5)")
+    a = ap.parse_args()
+    exp_yaml = os.path.join(a.experiment, "experiment.yaml")
+    if not os.path.isfile(exp_yaml):
+        print(f"choose_lr: {a.experiment} is not an experiment directory (no experiment.yaml)", file=sys.stderr)
+        return 2
+    rates = sweep_rates(exp_yaml)
+    if not rates:
+        print(f"choose_lr: {exp_yaml} sweeps no train.lr", file=sys.stderr)
+        return 2
+    cells = {}
+    for r in runs(a.experiment):
+        lab = r.get("labels", {})
+        if lab.get("seed") != a.seed or "train.lr" not in lab:
+            continue
+        cells.setdefault((lab.get("data.task", ""), lab.get("model.position", "")), []).append(r)
+    chosen, waiting = [], []
+    for (task, pos), rs in cells.items():
+        have = sorted({r["labels"]["train.lr"] for r in rs}, key=float)
+        missing = [x for x in rates if x not in have]
+        if missing:
+            waiting.append({"task": task, "position": pos, "missing_lr": missing})
+            continue
+        best = max(rs, key=key)
+        chosen.append({"task": task, "position": pos, "lr": best["labels"]["train.lr"],
+                       "reached": bool((best.get("competence") or {}).get("reached")),
+                       "val_accuracy": best["metrics"].get("val.accuracy"),
+                       "by_lr": {r["labels"]["train.lr"]: {"val_accuracy": r["metrics"].get("val.accuracy"),
+                                                            "reached": bool((r.get("competence") or {}).get("reached")),
+                                                            "steps": r.get("steps")} for r in rs}})
+    if a.json:
+        with open(a.json, "w", encoding="utf-8") as f:
+            json.dump({"rule": "competence reached, then highest val.accuracy, val.token_accuracy, lowest val.loss, "
+                               "smaller lr; seed " + a.seed + "; test metrics never read",
+                       "chosen": chosen, "waiting": waiting}, f, indent=1)
+            f.write("\n")
+    if a.overrides:
+        for c in chosen:
+            print(" ".join(shlex.quote(o) for o in (f"sweep.grid.data.task=[{c['task']}]",
+                                                     f"sweep.grid.model.position=[{c['position']}]",
+                                                     f"sweep.grid.train.lr=[{c['lr']}]", f"sweep.seeds=[{a.seeds}]")))
+        return 0
+    for c in chosen:
+        per = ", ".join(f"lr {lr}: {v['val_accuracy']:.2f}{'' if v['reached'] else ' (not competent)'}"
+                        for lr, v in sorted(c["by_lr"].items(), key=lambda kv: float(kv[0])))
+        print(f"{c['task']:18s} {c['position']:60s} -> lr {c['lr']}   ({per})")
+    for w in waiting:
+        print(f"{w['task']:18s} {w['position']:60s} waiting for lr {', '.join(w['missing_lr'])}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

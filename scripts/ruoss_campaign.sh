@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The length-generalization study under Ruoss et al.'s protocol (configs/ruoss/), both stages, resumable:
+#   1. configs/ruoss/lr_sweep.yaml: every (task, encoding) at three learning rates, seed 1;
+#   2. scripts/choose_lr.py picks each cell's rate on in-distribution validation (written to
+#      results/ruoss_lr_sweep/lr_choice.json) and configs/ruoss/study.yaml trains seeds 2-5 at that rate,
+#      cell by cell, as soon as the cell's sweep is complete.
+# Finished runs are skipped (both configs share the run store results/ruoss/runs). Two 1-thread runs side by
+# side. Commit finished runs as they come: scripts/commit_finished_runs.sh results/ruoss/runs (a loop).
+#   scripts/ruoss_campaign.sh                       # until done (many hours)
+#   FINISH_BY=@$(date -d '16:20' +%s) scripts/ruoss_campaign.sh   # start only runs that can finish by then
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${RELPOS:-build/relpos}
+fb=()
+[ -n "${FINISH_BY:-}" ] && fb=(--finish-before "$FINISH_BY")
+echo "ruoss_campaign: stage 1, the learning-rate sweep"
+"$bin" run configs/ruoss/lr_sweep.yaml --jobs 2 "${fb[@]}"
+python3 scripts/choose_lr.py results/ruoss_lr_sweep --json results/ruoss_lr_sweep/lr_choice.json
+# Stage 2 overrides the grid, which rewrites the experiment.yaml of the experiment it runs: a scratch
+# experiment directory takes that, the runs themselves go to the shared store.
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+python3 scripts/choose_lr.py results/ruoss_lr_sweep --overrides | while read -r line; do
+  eval "set -- $line"
+  echo "ruoss_campaign: stage 2, $*"
+  "$bin" run configs/ruoss/study.yaml "$@" "results_dir=$scratch" --jobs 2 "${fb[@]}" </dev/null
+done
+# The study's own experiment.yaml and run links (no run starts), then its report.
+"$bin" run configs/ruoss/study.yaml --start-before @1 >/dev/null
+"$bin" report results/ruoss_encoder_only
