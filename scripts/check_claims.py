@@ -24,6 +24,10 @@ does not render them, so the page reads as before):
                                                                   + - * / ( ) numbers abs() min() max()
        ($results/a/results.json::metrics["val.accuracy"] + $results/b/results.json::metrics["val.accuracy"]) / 2
                                                                   FILE::PATH reads another file than the comment's
+       count('results/x/runs/*/results.json', '$metrics["val.accuracy"] >= 99')   files matching a pattern
+                                                                  (and a condition on each: < <= == != >= >
+                                                                  and or not; '$best_step == $steps')
+       length('cases')                                            the size of a list or object
 
 2. A block copied from a rendered report, kept identical to it:
 
@@ -104,6 +108,13 @@ def split_path(path):
 
 
 def lookup(doc, path, cache=None):
+    node = lookup_any(doc, path, cache)
+    if isinstance(node, bool) or not isinstance(node, (int, float)):
+        raise MarkerError(f"path '{path}' selects {json.dumps(node)[:60]}, not a number")
+    return float(node)
+
+
+def lookup_any(doc, path, cache=None):
     if "::" in path:  # another file's value: FILE::PATH
         file, path = path.split("::", 1)
         doc = load_json(file.strip(), cache if cache is not None else {})
@@ -127,14 +138,38 @@ def lookup(doc, path, cache=None):
             if len(hits) != 1:
                 raise MarkerError(f"path '{path}': {what} selects {len(hits)} elements, not one")
             node = hits[0]
-    if isinstance(node, bool) or not isinstance(node, (int, float)):
-        raise MarkerError(f"path '{path}' selects {json.dumps(node)[:60]}, not a number")
-    return float(node)
+    return node
+
+
+# count('GLOB') / count('GLOB', 'CONDITION') / length('PATH'): functions with single-quoted arguments,
+# computed before the arithmetic. GLOB is a file pattern from the repository root (JSON files); CONDITION
+# an expression over each file's values ($path ... >= 99, ==, and, or); length the size of a list or object.
+FUNC_RE = re.compile(r"\b(count|length)\(\s*'([^']*)'\s*(?:,\s*'([^']*)'\s*)?\)")
+
+
+def apply_functions(expr, doc, cache):
+    def call(m):
+        name, a, b = m.group(1), m.group(2), m.group(3)
+        if name == "length":
+            node = lookup_any(doc, a, cache)
+            if not isinstance(node, (list, dict)):
+                raise MarkerError(f"length('{a}'): not a list or object")
+            return str(len(node))
+        files = sorted(glob.glob(os.path.join(ROOT, a)))
+        if not files:
+            raise MarkerError(f"count('{a}'): no file matches")
+        n = 0
+        for f in files:
+            rel = os.path.relpath(f, ROOT)
+            d = load_json(rel, cache)
+            n += bool(evaluate(b, d, cache)) if b else 1
+        return str(n)
+    return FUNC_RE.sub(call, expr)
 
 
 def evaluate(expr, doc, cache=None):
-    expr = expr.strip()
-    if "$" not in expr:
+    expr = apply_functions(expr.strip(), doc, cache)
+    if "$" not in expr and not re.fullmatch(r"[\s\d.+\-*/()]*", expr):
         return lookup(doc, expr, cache)
     values = []
     # a path after '$' runs to the next operator, comma or space outside brackets
@@ -145,7 +180,7 @@ def evaluate(expr, doc, cache=None):
             f = re.match(r"[\w./-]+::", expr[j:])  # a FILE:: prefix may hold '/' and '-'
             if f:
                 j += f.end()
-            while j < len(expr) and (depth or expr[j] not in " +-*/(),"):
+            while j < len(expr) and (depth or expr[j] not in " +-*/(),<>=!"):
                 depth += {"[": 1, "]": -1}.get(expr[j], 0)
                 j += 1
             values.append(lookup(doc, expr[i + 1:j], cache))
@@ -154,8 +189,9 @@ def evaluate(expr, doc, cache=None):
         else:
             code += expr[i]
             i += 1
-    if not re.fullmatch(r"[\s\d.+\-*/(),\[\]]*", re.sub(r"\b(abs|min|max|_v)\b", "", code)):
-        raise MarkerError(f"expression '{expr}': only paths after '$', numbers, + - * / ( ) abs min max")
+    if not re.fullmatch(r"[\s\d.+\-*/(),\[\]<>=!]*", re.sub(r"\b(abs|min|max|_v|and|or|not)\b", "", code)):
+        raise MarkerError(f"expression '{expr}': only paths after '$', numbers, + - * / ( ) < <= == != >= > and or "
+                          f"not, abs min max, count('GLOB'[, 'CONDITION']) and length('PATH')")
     try:
         return float(eval(code, {"__builtins__": {}}, {"_v": values, "abs": abs, "min": min, "max": max}))
     except Exception as e:  # noqa: BLE001 (a marker's arithmetic, reported as one sentence)
@@ -287,6 +323,10 @@ def self_test():
             json.dump({"cells": [{"row": "{type: a, k: 2}", "metric": "t.bleu", "mean": 40.886, "std": 0.2449},
                                  {"row": "b", "metric": "t.bleu", "mean": 20.0, "std": 1.0}],
                        "metrics": {"t.bleu": -8.3005}, "n": 8300}, f)
+        for i, (acc, best, steps) in enumerate([(99.5, 10, 20), (50.0, 20, 20)]):
+            os.makedirs(os.path.join(d, "r", "runs", f"s={i}"))
+            with open(os.path.join(d, "r", "runs", f"s={i}", "results.json"), "w") as f:
+                json.dump({"m": {"acc": acc}, "best": best, "steps": steps}, f)
         with open(os.path.join(d, "r", "report.md"), "w") as f:
             f.write("# T\n\n## Table\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n## Next\nx\n")
 
@@ -314,6 +354,11 @@ def self_test():
              "$cells[row=b][metric=t.bleu].mean - 1) -->", ("ok", 1)),
             ("30.00<!-- check r/report.json ($r/report.json::cells[row=b][metric=t.bleu].mean + "
              "$cells[row=b][metric=t.bleu].mean * 2) / 2 -->", ("ok", 1)),
+            ("2 runs<!-- check r/report.json count('r/runs/*/results.json') -->", ("ok", 1)),
+            ("1 competent<!-- check r/report.json count('r/runs/*/results.json', '$m[\"acc\"] >= 99') -->", ("ok", 1)),
+            ("1 at the last step<!-- check r/report.json count('r/runs/*/results.json', '$best == $steps') -->", ("ok", 1)),
+            ("2 competent<!-- check r/report.json count('r/runs/*/results.json', '$m[\"acc\"] >= 99') -->", ("bad", 1)),
+            ("2 cells<!-- check r/report.json length('cells') -->", ("ok", 1)),
             ("x<!-- check r/report.json cells[row=c][metric=t.bleu].mean -->", ("error", 0)),   # selects nothing
             ("1<!-- check r/missing.json n -->", ("error", 0)),
             ("<!-- check r/report.json n -->", ("error", 0)),                                     # no number
