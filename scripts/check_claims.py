@@ -177,7 +177,7 @@ def evaluate(expr, doc, cache=None):
     while i < len(expr):
         if expr[i] == "$":
             j, depth = i + 1, 0
-            f = re.match(r"[\w./-]+::", expr[j:])  # a FILE:: prefix may hold '/' and '-'
+            f = re.match(r"[^\s$:()]+::", expr[j:])  # a FILE:: prefix may hold '/', '-', '=', ','
             if f:
                 j += f.end()
             while j < len(expr) and (depth or expr[j] not in " +-*/(),<>=!"):
@@ -359,6 +359,7 @@ def self_test():
             ("1 at the last step<!-- check r/report.json count('r/runs/*/results.json', '$best == $steps') -->", ("ok", 1)),
             ("2 competent<!-- check r/report.json count('r/runs/*/results.json', '$m[\"acc\"] >= 99') -->", ("bad", 1)),
             ("2 cells<!-- check r/report.json length('cells') -->", ("ok", 1)),
+            ("20.00<!-- check r/report.json $r/runs/s=0/results.json::steps + 0 -->", ("ok", 1)),  # '=' in a path
             ("x<!-- check r/report.json cells[row=c][metric=t.bleu].mean -->", ("error", 0)),   # selects nothing
             ("1<!-- check r/missing.json n -->", ("error", 0)),
             ("<!-- check r/report.json n -->", ("error", 0)),                                     # no number

@@ -651,6 +651,10 @@ TEST_CASE("report/baseline_differences_are_paired_by_seed", "[report]") {
     CHECK(k0t->p_holm == Approx(holm_adjust(raw)[std::size_t(k0t - t2.family_t.begin())]).margin(1e-12));
     CHECK(k0t->p_holm > k0t->p);  // a family of more than one: the adjustment costs something
     CHECK_THAT(render_markdown(t2), Catch::Contains("### Multiplicity (Holm)") && Catch::Contains("| 0 − 16 | test2016.bleu_tok | 2 |"));
+    // A contrast that repeats a baseline comparison (0 - 16 with baseline 16) is the same test: counted once.
+    std::ofstream(dir + "/fixture_k/experiment.yaml", std::ios::app) << "  contrasts: [[\"0\", \"16\"]]\n";
+    const ReportTables t3 = build_report(dir + "/fixture_k");
+    CHECK(t3.family_t.size() == t2.family_t.size());
     const Json fam = Json::parse(render_json(t2))["family_t"];
     REQUIRE(fam.is_array());
     CHECK(std::any_of(fam.begin(), fam.end(), [](const Json& c) { return c["row"] == "0" && c.contains("p_holm"); }));

@@ -402,8 +402,11 @@ static void add_competence(ReportTables& t, const std::vector<RunResult>& runs) 
 // The report's families of comparisons with Holm-adjusted p-values (ReportTables::Comparison).
 static void add_multiplicity(ReportTables& t) {
     using C = ReportTables::Comparison;
+    std::set<std::tuple<std::string, std::string, std::string>> seen;  // a contrast that repeats a baseline
+                                                                        // comparison is one test, counted once
     auto add = [&](const std::string& a, const std::string& b, const std::string& m, const Stats& d,
                    const ReportTables::Bootstrap* boot) {
+        if (!seen.insert({a, b, m}).second) return;
         if (d.n >= 2 && d.std > 0)
             t.family_t.push_back(C{a, b, m, d.n, d.mean, t_two_sided_p(d.mean / (d.std / std::sqrt(double(d.n))), d.n - 1), 1});
         if (boot && boot->seeds > 0) t.family_bootstrap.push_back(C{a, b, m, boot->seeds, boot->observed, boot->p_value, 1});
