@@ -151,6 +151,5 @@ void set_num_threads(int n) {
     openblas_set_num_threads(1);
     parallel::set_num_threads(n);
 }
-int get_num_threads() { return parallel::num_threads(); }
 
 }  // namespace relpos::blas

@@ -47,6 +47,5 @@ std::string core_type_notice();
 // Threads for gemm and the other kernels: relpos's own pool (autodiff/parallel.hpp); OpenBLAS is
 // kept single-threaded so the two never compete for cores.
 void set_num_threads(int n);
-int get_num_threads();
 
 }  // namespace relpos::blas

@@ -33,9 +33,8 @@ public:
 
     std::uint32_t next_u32() { return static_cast<std::uint32_t>(next_u64() >> 32); }
 
-    // Uniform in [0, 1) with 53 (double) or 24 (float) random bits.
+    // Uniform in [0, 1) with 53 random bits.
     double uniform() { return (next_u64() >> 11) * 0x1.0p-53; }
-    float uniform_f() { return (next_u32() >> 8) * 0x1.0p-24f; }
     double uniform(double lo, double hi) { return lo + (hi - lo) * uniform(); }
 
     // Uniform integer in [0, n).

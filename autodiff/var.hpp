@@ -78,7 +78,6 @@ public:
     bool requires_grad() const { return n_->requires_grad; }
     const NodePtr& node() const { return n_; }
 
-    void set_requires_grad(bool r) { n_->requires_grad = r; }
     void zero_grad() {
         if (n_->has_grad) std::fill(n_->grad.begin(), n_->grad.end(), T(0));
     }

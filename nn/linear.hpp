@@ -9,7 +9,7 @@ namespace relpos::nn {
 template <class T>
 class Linear : public Module<T> {
 public:
-    Linear(std::size_t in, std::size_t out, bool bias, Rng& rng) : in_(in), out_(out) {
+    Linear(std::size_t in, std::size_t out, bool bias, Rng& rng) {
         weight = this->register_parameter("weight", xavier_uniform<T>({in, out}, in, out, rng));
         if (bias) this->bias = this->register_parameter("bias", zeros<T>({out}));
     }
@@ -19,14 +19,9 @@ public:
     }
     // forward(x) * scale as one fused op (the same numbers).
     Var<T> forward_scaled(const Var<T>& x, T scale) const { return linear_scaled(x, weight, bias, scale); }
-    std::size_t in_features() const { return in_; }
-    std::size_t out_features() const { return out_; }
 
     Var<T> weight;  // (in, out)
     Var<T> bias;    // (out,) or undefined
-
-private:
-    std::size_t in_, out_;
 };
 
 }  // namespace relpos::nn

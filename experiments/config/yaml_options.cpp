@@ -150,11 +150,6 @@ std::string YamlOptions::location(const YAML::Node& node, const std::string& ful
     return fmt::format("{}:{}:{}", file_, m.line + 1, m.column + 1);
 }
 
-std::string YamlOptions::shown_key(const std::string& full_key) const {
-    if (const ValueOrigin* o = origin_of(full_key)) return o->shown_prefix + full_key;
-    return full_key;
-}
-
 void YamlOptions::fail_at(const YAML::Node& node, const std::string& full_key, const std::string& what) const {
     const ValueOrigin* o = origin_for(node, full_key);
     const std::string where = location(node, full_key);

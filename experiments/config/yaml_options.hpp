@@ -102,8 +102,6 @@ public:
     [[noreturn]] void fail_at(const YAML::Node& node, const std::string& full_key, const std::string& what) const;
     // Where `node` (under `full_key`) came from: "file:line:col", or an override's description.
     std::string location(const YAML::Node& node, const std::string& full_key) const;
-    // The key as messages show it (with "sweep.grid." in front for sweep values).
-    std::string shown_key(const std::string& full_key) const;
 
 private:
     struct Entry {
