@@ -36,7 +36,8 @@ does not render them, so the page reads as before):
        <!-- end include -->
 
    `include FILE#Heading` takes only the section under that heading (up to the next heading of the same
-   or a higher level), without the heading line itself. Leading and trailing blank lines are ignored.
+   or a higher level), without the heading line itself. Leading and trailing blank lines are ignored, and
+   so is a code fence around the copy (a source file shown whole: ```cpp ... ```).
 
     scripts/check_claims.py                  # README.md, results/**/README.md, docs/*.md; exit 1 on a mismatch
     scripts/check_claims.py FILE.md ...      # just these
@@ -241,7 +242,9 @@ def check_file(md_path, cache, coverage=None):
     """Returns (mismatches, checked count); raises MarkerError for an unreadable marker."""
     with open(md_path, encoding="utf-8") as f:
         text = f.read()
-    # Markers inside fenced code blocks are examples, not claims: blanked out (line numbers kept).
+    raw = text
+    # Markers inside fenced code blocks are examples, not claims: blanked out (line numbers kept). An
+    # include block may itself be a code block (a source file shown whole): includes read the raw text.
     text = re.sub(r"^```.*?^```", lambda m: re.sub(r"[^\n]", " ", m.group(0)), text, flags=re.S | re.M)
     rel = os.path.relpath(md_path, ROOT)
     bad, checked = [], 0
@@ -249,7 +252,7 @@ def check_file(md_path, cache, coverage=None):
     def line_of(pos):
         return text.count("\n", 0, pos) + 1
 
-    for m in INCLUDE_RE.finditer(text):
+    for m in INCLUDE_RE.finditer(text):  # markers outside code blocks; the copy itself read from the raw text
         target = m.group(1)
         file, _, heading = target.partition("#")
         src = os.path.join(ROOT, file)
@@ -263,7 +266,11 @@ def check_file(md_path, cache, coverage=None):
         except MarkerError as e:
             raise MarkerError(f"{rel}:{line_of(m.start())}: include {target}: {e}")
         checked += 1
-        if want.strip("\n") != m.group(2).strip("\n"):
+        shown = raw[m.start(2):m.end(2)].strip("\n")
+        fence = re.fullmatch(r"```[\w+-]*\n(.*)\n```", shown, flags=re.S)  # a code block around the copy
+        if fence:
+            shown = fence.group(1)
+        if want.strip("\n") != shown.strip("\n"):
             bad.append(f"{rel}:{line_of(m.start())}: the block included from {target} differs from it "
                        f"(copy it again from the source)")
 
@@ -367,6 +374,8 @@ def self_test():
             ("<!-- include r/report.md#Table -->\n| a | b |\n|---|---|\n| 1 | 3 |\n<!-- end include -->", ("bad", 1)),
             ("<!-- include r/report.md#Nope -->\nx\n<!-- end include -->", ("error", 0)),
             ("```\n1<!-- check r/missing.json n -->\n```\n", ("ok", 0)),                       # an example in a code block
+            ("<!-- include r/report.md#Table -->\n```md\n| a | b |\n|---|---|\n| 1 | 2 |\n```\n<!-- end include -->", ("ok", 1)),
+            ("<!-- include r/report.md#Table -->\n```md\n| a | b |\n|---|---|\n| 1 | 9 |\n```\n<!-- end include -->", ("bad", 1)),
         ]
         for body, want in cases:
             got = run(body)
