@@ -27,6 +27,7 @@ does not render them, so the page reads as before):
        count('results/x/runs/*/results.json', '$metrics["val.accuracy"] >= 99')   files matching a pattern
                                                                   (and a condition on each: < <= == != >= >
                                                                   and or not; '$best_step == $steps')
+       count('@family_t', '$p_holm < 0.05')                       elements of a list in the comment's file
        length('cases')                                            the size of a list or object
 
 2. A block copied from a rendered report, kept identical to it:
@@ -58,7 +59,7 @@ import tempfile
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 CHECK_RE = re.compile(r"<!--\s*check\s+(.*?)-->", re.S)
-INCLUDE_RE = re.compile(r"<!--\s*include\s+(\S+)\s*-->(.*?)<!--\s*end include\s*-->", re.S)
+INCLUDE_RE = re.compile(r"<!--\s*include\s+(\S[^\n]*?)\s*-->(.*?)<!--\s*end include\s*-->", re.S)
 # A number as prose writes it: optional sign (ASCII or Unicode minus), digits with optional thousands
 # separators, optional decimals. Not part of a word (k0, x16, 2k+1 are not numbers here).
 NUMBER_RE = re.compile(r"(?<![\w.])([+\-−]?)(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w])")
@@ -156,6 +157,11 @@ def apply_functions(expr, doc, cache):
             if not isinstance(node, (list, dict)):
                 raise MarkerError(f"length('{a}'): not a list or object")
             return str(len(node))
+        if a.startswith("@"):  # the elements of a list in the comment's file: count('@family_t', '$p_holm < 0.05')
+            node = lookup_any(doc, a[1:], cache)
+            if not isinstance(node, list):
+                raise MarkerError(f"count('{a}'): not a list")
+            return str(sum(1 for e in node if not b or bool(evaluate(b, e, cache))))
         files = sorted(glob.glob(os.path.join(ROOT, a)))
         if not files:
             raise MarkerError(f"count('{a}'): no file matches")
@@ -252,6 +258,14 @@ def check_file(md_path, cache, coverage=None):
     def line_of(pos):
         return text.count("\n", 0, pos) + 1
 
+    # A marker the patterns do not take (an include without its end, a check without a closing -->) would
+    # be skipped without a word: refused instead.
+    opened = len(re.findall(r"<!--\s*include\b", text))
+    if opened != len(INCLUDE_RE.findall(text)) or opened != len(re.findall(r"<!--\s*end include\s*-->", text)):
+        raise MarkerError(f"{rel}: {opened} include markers but {len(INCLUDE_RE.findall(text))} complete "
+                          f"include ... end include blocks")
+    if len(re.findall(r"<!--\s*check\b", text)) != len(CHECK_RE.findall(text)):
+        raise MarkerError(f"{rel}: a check marker without its closing -->")
     for m in INCLUDE_RE.finditer(text):  # markers outside code blocks; the copy itself read from the raw text
         target = m.group(1)
         file, _, heading = target.partition("#")
@@ -335,7 +349,7 @@ def self_test():
             with open(os.path.join(d, "r", "runs", f"s={i}", "results.json"), "w") as f:
                 json.dump({"m": {"acc": acc}, "best": best, "steps": steps}, f)
         with open(os.path.join(d, "r", "report.md"), "w") as f:
-            f.write("# T\n\n## Table\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n## Next\nx\n")
+            f.write("# T\n\n## Table\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n## Next\nx\n## Next step\ny\n")
 
         def run(body):
             p = os.path.join(d, "x.md")
@@ -366,6 +380,9 @@ def self_test():
             ("1 at the last step<!-- check r/report.json count('r/runs/*/results.json', '$best == $steps') -->", ("ok", 1)),
             ("2 competent<!-- check r/report.json count('r/runs/*/results.json', '$m[\"acc\"] >= 99') -->", ("bad", 1)),
             ("2 cells<!-- check r/report.json length('cells') -->", ("ok", 1)),
+            ("above 30: 1<!-- check r/report.json count('@cells', '$mean > 30') -->", ("ok", 1)),
+            ("<!-- include r/report.md#Next step -->\ny\n<!-- end include -->", ("ok", 1)),   # a heading with a space
+            ("<!-- include r/report.md#Next -->\nx\n", ("error", 0)),                              # no end marker
             ("20.00<!-- check r/report.json $r/runs/s=0/results.json::steps + 0 -->", ("ok", 1)),  # '=' in a path
             ("x<!-- check r/report.json cells[row=c][metric=t.bleu].mean -->", ("error", 0)),   # selects nothing
             ("1<!-- check r/missing.json n -->", ("error", 0)),
