@@ -35,7 +35,8 @@
 //                           at no cost beyond one broadcast add;
 //   hook 3 (logit bias):    the query it receives is (q + u)/sqrt(d), so the positional term is
 //                           (q' + (v - u)/sqrt(d)) · (W_R r_{j-i})_h = (q + v) · (W_R r_{j-i})_h / sqrt(d).
-// Encodings listed after txl that read q (rope, shaw) see q + u/sqrt(d); list rope before txl if both.
+// Encodings listed after txl that read q (rope, shaw) see q + u/sqrt(d). List rope before txl if both: after
+// it, rope would rotate q + u/sqrt(d) and txl's hook 3 would no longer receive q + u/sqrt(d).
 //
 // The positional term is per (head, distance), so it is never an (L, L, d) tensor: with consecutive positions
 // the distances of a (query, key) block are lo = -(q_offset + Lq - 1) .. hi = Lk - 1 - q_offset (hi = 0 in
