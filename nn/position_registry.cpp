@@ -16,6 +16,7 @@ void register_alibi(PositionRegistry&);
 void register_t5(PositionRegistry&);
 void register_kerple(PositionRegistry&);
 void register_fire(PositionRegistry&);
+void register_txl(PositionRegistry&);
 
 PositionRegistry& position_registry() {
     static PositionRegistry reg = [] {
@@ -29,6 +30,7 @@ PositionRegistry& position_registry() {
         register_t5(r);
         register_kerple(r);
         register_fire(r);
+        register_txl(r);
         return r;
     }();
     return reg;

@@ -32,7 +32,8 @@ nn::TransformerConfig encoder_only_config() {
 
 const std::vector<std::pair<std::string, std::map<std::string, std::string>>> kEncodings = {
     {"none", {}}, {"sinusoidal", {}}, {"learned", {{"max_len", "32"}}}, {"shaw", {{"k", "2"}}}, {"rope", {}},
-    {"alibi", {}}, {"t5", {{"num_buckets", "8"}, {"max_distance", "16"}}}, {"kerple", {}}, {"fire", {}}};
+    {"alibi", {}}, {"t5", {{"num_buckets", "8"}, {"max_distance", "16"}}}, {"kerple", {}}, {"fire", {}},
+    {"txl", {}}};
 
 bool differs(const Array<double>& a, const Array<double>& b, std::size_t from, std::size_t to) {
     for (std::size_t i = from; i < to; ++i)

@@ -1,4 +1,4 @@
-// The position-encoding plug-ins rope, alibi, t5, kerple and fire: gradient checks, values against independent
+// The position-encoding plug-ins rope, alibi, t5, kerple, fire and txl: gradient checks, values against independent
 // references (written here from the papers, not from the plug-ins), incremental decoding equal to
 // full decoding, their registry / `relpos list` entries, and a toy encoding defined only in this file
 // that a config names and `run_experiment` trains end to end (the plug-in path stays open).
@@ -130,6 +130,19 @@ TEST_CASE("gradcheck/position/fire_per_layer", "[gradcheck][position][plugin]") 
 }
 TEST_CASE("gradcheck/position/sinusoidal_plus_fire", "[gradcheck][position][plugin]") {
     check_model({{"sinusoidal", {}}, {"fire", {{"hidden", "4"}, {"L_init", "1.5"}}}});
+}
+// Transformer-XL: u, v (H, d) and W_R (D, D) per layer, through hook 2 (q + u) and hook 3 (the projected
+// sinusoids of j - i, gathered by the bucketed kernel). Encoder only: bidirectional, distances of both signs;
+// the whole model: the causal decoder too (its zero rows for later keys); cross_attention: t = j - i between
+// target and source positions.
+TEST_CASE("gradcheck/position/txl_encoder", "[gradcheck][position][plugin]") {
+    check_model({{"txl", {}}}, 4, 2, true);
+}
+TEST_CASE("gradcheck/position/txl_decoder", "[gradcheck][position][plugin]") {
+    check_model({{"txl", {{"max_time", "50"}}}}, 4, 2);
+}
+TEST_CASE("gradcheck/position/txl_cross_attention", "[gradcheck][position][plugin]") {
+    check_model({{"txl", {{"cross_attention", "true"}}}});
 }
 
 // ---------------------------------------------------------------- rope against references
@@ -603,6 +616,173 @@ TEST_CASE("plugin/fire/sharing_sites_and_errors", "[position][plugin][errors]") 
     CHECK_THROWS_WITH(nn::make_position<float>("fire", o4, ctx), Catch::Contains("did you mean 'hidden'"));
 }
 
+// ---------------------------------------------------------------- txl against a brute-force computation
+namespace {
+// Transformer-XL's logit written from the formula with plain loops, for head h, query i at absolute position
+// pi and key j at position pj (Dai et al. 2019 sec. 3.3, the layout and sign of Ruoss et al.'s reference):
+//   e = [ (q + u_h)·k + (q + v_h)·(W_R r_{pj - pi})_h ] / sqrt(d),
+//   r_t = (sin(t w_0), .., sin(t w_{D/2-1}), cos(t w_0), .., cos(t w_{D/2-1})),  w_m = max_time^(-2m/D).
+// q, k are the raw (unscaled) head vectors; W_R is (in, out): (W_R r)[c] = sum_m r[m] W[m][c].
+struct TxlRef {
+    Array<double> u, v, w;  // (H, d), (H, d), (D, D)
+    double max_time;
+    double operator()(std::size_t h, const double* q, const double* k, long pi, long pj) const {
+        const std::size_t d = u.shape()[1], D = w.shape()[0];
+        std::vector<double> r(D);
+        for (std::size_t m = 0; m < D / 2; ++m) {
+            const double a = double(pj - pi) * std::pow(max_time, -2.0 * double(m) / double(D));
+            r[m] = std::sin(a);
+            r[D / 2 + m] = std::cos(a);
+        }
+        double content = 0, position = 0;
+        for (std::size_t c = 0; c < d; ++c) {
+            double wr = 0;
+            for (std::size_t m = 0; m < D; ++m) wr += r[m] * w(m, h * d + c);
+            content += (q[c] + u(h, c)) * k[c];
+            position += (q[c] + v(h, c)) * wr;
+        }
+        return (content + position) / std::sqrt(double(d));
+    }
+};
+
+// The logits of one attention site as attention computes them: q scaled by 1/sqrt(d), hook 2, q·kᵀ, hook 3.
+// Also checks that the fused add equals logits + logit_bias (the interface's rule).
+Array<double> txl_logits(nn::AttentionPosition<double>& hook, const Array<double>& q_raw, const Array<double>& k_raw,
+                         std::size_t q_offset) {
+    const double s = 1.0 / std::sqrt(double(q_raw.shape()[3]));
+    V q(Array<double>(q_raw * s)), k(k_raw);
+    hook.queries_keys(q, k, q_offset, 0);
+    const V qk = matmul(q, k, false, true);
+    const Array<double> fused = hook.add_logit_bias(qk, q, q_offset).value();
+    const Array<double> plain = (qk + hook.logit_bias(q, k_raw.shape()[2], q_offset)).value();
+    REQUIRE(shape_of(fused) == shape_of(plain));
+    for (std::size_t x = 0; x < fused.size(); ++x) REQUIRE(fused.data()[x] == Approx(plain.data()[x]).epsilon(1e-14));
+    return fused;
+}
+}  // namespace
+
+TEST_CASE("plugin/txl/logits_against_brute_force", "[position][plugin]") {
+    const std::size_t B = 2, H = 2, d = 4, D = H * d;
+    // Non-trivial parameters: u, v and W_R from a fixed seed, large enough that every term matters.
+    auto setup = [&](nn::AttentionPosition<double>& hook, double max_time) {
+        param(hook, "txl_u") = randn<double>({H, d}, 21, 0.7);
+        param(hook, "txl_v") = randn<double>({H, d}, 22, 0.7);
+        param(hook, "txl_w_r") = randn<double>({D, D}, 23, 1.0 / std::sqrt(double(D)));
+        return TxlRef{param(hook, "txl_u"), param(hook, "txl_v"), param(hook, "txl_w_r"), max_time};
+    };
+    // want(b, h, i, j) for queries at q_offset + i, keys at j
+    auto check = [&](const Array<double>& got, const TxlRef& ref, const Array<double>& q, const Array<double>& k,
+                     std::size_t q_offset, bool causal) {
+        const std::size_t lq = q.shape()[2], lk = k.shape()[2];
+        REQUIRE(shape_of(got) == Shape{B, H, lq, lk});
+        for (std::size_t b = 0; b < B; ++b)
+            for (std::size_t h = 0; h < H; ++h)
+                for (std::size_t i = 0; i < lq; ++i)
+                    for (std::size_t j = 0; j < lk; ++j) {
+                        if (causal && j > q_offset + i) continue;  // masked
+                        INFO("b " << b << " head " << h << " query " << i << " key " << j);
+                        const double* qp = &q(b, h, i, 0);
+                        const double* kp = &k(b, h, j, 0);
+                        CHECK(got(b, h, i, j) == Approx(ref(h, qp, kp, long(q_offset + i), long(j))).epsilon(1e-12));
+                    }
+    };
+    SECTION("encoder: bidirectional, keys on both sides at distances j - i") {
+        auto [pe, hook] = hooks_for("txl", {}, nn::AttentionSite::EncoderSelf, H, d);
+        REQUIRE(hook);
+        const TxlRef ref = setup(*hook, 10000.0);
+        const Array<double> q = randn<double>({B, H, 5, d}, 24), k = randn<double>({B, H, 5, d}, 25);
+        const Array<double> e = txl_logits(*hook, q, k, 0);
+        check(e, ref, q, k, 0, false);
+        // keys one to the left and one to the right of a query get different positional terms (r_{-1} and
+        // r_1 differ in their sin half)
+        const Array<double> pb = hook->logit_bias(V(zeros<double>({1, H, 5, d})), 5, 0).value();
+        CHECK(std::abs(pb(0, 0, 2, 1) - pb(0, 0, 2, 3)) > 1e-3);
+    }
+    SECTION("decoder: causal, a full pass and an incremental step; max_time is used") {
+        auto [pe, hook] = hooks_for("txl", {{"max_time", "30"}}, nn::AttentionSite::DecoderSelf, H, d);
+        const TxlRef ref = setup(*hook, 30.0);
+        const Array<double> q = randn<double>({B, H, 6, d}, 26), k = randn<double>({B, H, 6, d}, 27);
+        const Array<double> full = txl_logits(*hook, q, k, 0);
+        check(full, ref, q, k, 0, true);
+        // later keys (masked) get the content term only
+        for (std::size_t b = 0; b < B; ++b)
+            for (std::size_t h = 0; h < H; ++h) {
+                double content = 0;
+                for (std::size_t c = 0; c < d; ++c) content += (q(b, h, 1, c) + ref.u(h, c)) * k(b, h, 4, c);
+                CHECK(full(b, h, 1, 4) == Approx(content / std::sqrt(double(d))).epsilon(1e-12));
+            }
+        auto rows = [&](const Array<double>& a, std::size_t from, std::size_t to) {  // a[:, :, from:to, :]
+            Array<double> out = uninit<double>({B, H, to - from, d});
+            for (std::size_t b = 0; b < B; ++b)
+                for (std::size_t h = 0; h < H; ++h)
+                    for (std::size_t i = from; i < to; ++i)
+                        for (std::size_t c = 0; c < d; ++c) out(b, h, i - from, c) = a(b, h, i, c);
+            return out;
+        };
+        const Array<double> qs = rows(q, 4, 5), ks = rows(k, 0, 5);
+        const Array<double> step = txl_logits(*hook, qs, ks, 4);  // query at position 4, keys 0..4 (the cache)
+        check(step, ref, qs, ks, 4, true);
+        for (std::size_t b = 0; b < B; ++b)
+            for (std::size_t h = 0; h < H; ++h)
+                for (std::size_t j = 0; j < 5; ++j) CHECK(step(b, h, 0, j) == Approx(full(b, h, 4, j)).epsilon(1e-13));
+    }
+    SECTION("cross_attention: target queries at q_offset + i, source keys at j, t = j - i") {
+        auto [pe, hook] = hooks_for("txl", {{"cross_attention", "true"}}, nn::AttentionSite::Cross, H, d);
+        REQUIRE(hook);
+        const TxlRef ref = setup(*hook, 10000.0);
+        const Array<double> q = randn<double>({B, H, 3, d}, 28), k = randn<double>({B, H, 4, d}, 29);
+        check(txl_logits(*hook, q, k, 5), ref, q, k, 5, false);  // every distance negative
+        check(txl_logits(*hook, q, k, 1), ref, q, k, 1, false);  // both signs
+    }
+}
+
+TEST_CASE("plugin/txl/parameters_init_sites_and_errors", "[position][plugin][errors]") {
+    auto cfg = tiny_config();  // d_model 8, 2 heads
+    cfg.encoder_layers = 2;
+    cfg.decoder_layers = 1;
+    auto names_of = [&](const Spec& spec) {
+        nn::Transformer<double> m(cfg, positions<double>(spec));
+        std::vector<std::string> out;
+        for (auto& [n, p] : m.named_parameters())
+            if (n.find("txl") != std::string::npos) {
+                out.push_back(n);
+                CHECK(shape_of(p.value()) == (n.find("txl_w_r") != std::string::npos ? Shape{8, 8} : Shape{2, 4}));
+            }
+        return out;
+    };
+    CHECK(names_of({{"txl", {}}}) ==
+          std::vector<std::string>{"encoder.layers.0.self_attn.txl_u", "encoder.layers.0.self_attn.txl_v",
+                                   "encoder.layers.0.self_attn.txl_w_r", "encoder.layers.1.self_attn.txl_u",
+                                   "encoder.layers.1.self_attn.txl_v", "encoder.layers.1.self_attn.txl_w_r",
+                                   "decoder.layers.0.self_attn.txl_u", "decoder.layers.0.self_attn.txl_v",
+                                   "decoder.layers.0.self_attn.txl_w_r"});
+    const auto cross = names_of({{"txl", {{"cross_attention", "true"}}}});
+    CHECK(cross.size() == 12);
+    CHECK(std::count(cross.begin(), cross.end(), "decoder.layers.0.cross_attn.txl_w_r") == 1);
+    CHECK_FALSE(hooks_for("txl", {}, nn::AttentionSite::Cross, 2, 4).hook);
+
+    // u, v ~ N(0, 0.02²) as the reference; W_R Xavier-uniform, std 1/sqrt(D)
+    auto [pe, hook] = hooks_for("txl", {}, nn::AttentionSite::EncoderSelf, 16, 8);  // D = 128
+    for (const char* n : {"txl_u", "txl_v"}) {
+        const Array<double>& a = param(*hook, n);
+        const double sd = std::sqrt(xt::mean(a * a)());
+        CHECK((sd > 0.015 && sd < 0.025));
+    }
+    const Array<double>& w = param(*hook, "txl_w_r");
+    CHECK(std::sqrt(xt::mean(w * w)()) == Approx(1.0 / std::sqrt(128.0)).epsilon(0.05));
+    CHECK(xt::amax(xt::abs(w))() <= std::sqrt(6.0 / 256.0));
+
+    Rng rng(1);
+    nn::MapOptions o1(std::map<std::string, std::string>{{"max_time", "1"}});
+    CHECK_THROWS_WITH(nn::make_position<float>("txl", o1, {8, 2, nn::Side::Encoder, &rng}), Catch::Contains("'max_time'"));
+    nn::MapOptions o2;
+    CHECK_THROWS_WITH(nn::make_position<float>("txl", o2, {9, 3, nn::Side::Encoder, &rng}),
+                      Catch::Contains("d_model = 9 must be even"));
+    nn::MapOptions o3(std::map<std::string, std::string>{{"max_tme", "100"}});
+    CHECK_THROWS_WITH(nn::make_position<float>("txl", o3, {8, 2, nn::Side::Encoder, &rng}),
+                      Catch::Contains("did you mean 'max_time'"));
+}
+
 // ---------------------------------------------------------------- incremental decoding
 TEST_CASE("incremental/rope", "[incremental][plugin]") {
     incremental_equals_full({{"rope", {}}});
@@ -629,6 +809,11 @@ TEST_CASE("incremental/fire", "[incremental][plugin]") {
     incremental_equals_full({{"fire", {{"L_init", "1.5"}, {"per_layer", "true"}}}}, nn::NormOrder::Pre);
     incremental_equals_full({{"rope", {}}, {"fire", {{"L_init", "3.5"}}}});
 }
+TEST_CASE("incremental/txl", "[incremental][plugin]") {
+    incremental_equals_full({{"txl", {}}});
+    incremental_equals_full({{"txl", {{"cross_attention", "true"}, {"max_time", "100"}}}}, nn::NormOrder::Pre);
+    incremental_equals_full({{"rope", {}}, {"txl", {}}});
+}
 
 // ---------------------------------------------------------------- registry and `relpos list`
 TEST_CASE("plugin/registered_and_listed", "[position][plugin]") {
@@ -638,6 +823,7 @@ TEST_CASE("plugin/registered_and_listed", "[position][plugin]") {
         {"t5", {"num_buckets", "max_distance", "per_layer"}},
         {"kerple", {"r1_init", "r2_init", "init", "cross_attention"}},
         {"fire", {"hidden", "c_init", "L_init", "per_layer"}},
+        {"txl", {"max_time", "cross_attention"}},
     };
     for (auto& [name, want] : keys) {
         INFO(name);
@@ -660,8 +846,8 @@ TEST_CASE("plugin/registered_and_listed", "[position][plugin]") {
     const int st = pclose(p);
     INFO(out);
     REQUIRE((WIFEXITED(st) && WEXITSTATUS(st) == 0));
-    for (const char* s : {"  rope ", "  alibi ", "  t5 ", "  kerple ", "  fire ", "num_buckets", "max_distance",
-                          "per_layer", "r1_init", "L_init"})
+    for (const char* s : {"  rope ", "  alibi ", "  t5 ", "  kerple ", "  fire ", "  txl ", "num_buckets", "max_distance",
+                          "per_layer", "r1_init", "L_init", "max_time"})
         CHECK_THAT(out, Catch::Contains(s));
 }
 

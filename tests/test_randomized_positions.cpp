@@ -70,7 +70,7 @@ TEST_CASE("randomized/embeddings read the mapped positions", "[randomized][posit
 TEST_CASE("randomized/logit biases use mapped query and key positions", "[randomized][position]") {
     const std::vector<std::pair<std::string, std::map<std::string, std::string>>> specs = {
         {"alibi", {}}, {"kerple", {}}, {"t5", {{"num_buckets", "8"}, {"max_distance", "16"}}}, {"fire", {}},
-        {"shaw", {{"k", "3"}}}, {"shaw", {{"k", "3"}, {"per_head", "true"}}}};
+        {"shaw", {{"k", "3"}}}, {"shaw", {{"k", "3"}, {"per_head", "true"}}}, {"txl", {}}};
     for (auto [type, opts] : specs)
         for (auto kind : {nn::AttentionSite::EncoderSelf, nn::AttentionSite::DecoderSelf}) {
             INFO(type << (opts.count("per_head") ? " per_head" : "") << " site " << int(kind));
@@ -122,7 +122,7 @@ TEST_CASE("randomized/shaw values and rope rotations use mapped positions", "[ra
 TEST_CASE("gradcheck/randomized positions through attention", "[randomized][gradcheck]") {
     const std::vector<std::pair<std::string, std::map<std::string, std::string>>> specs = {
         {"shaw", {{"k", "2"}}}, {"shaw", {{"k", "2"}, {"per_head", "true"}}}, {"t5", {{"num_buckets", "8"}, {"max_distance", "16"}}},
-        {"kerple", {}}, {"fire", {}}, {"learned", {{"max_len", "16"}}}, {"rope", {}}};
+        {"kerple", {}}, {"fire", {}}, {"learned", {{"max_len", "16"}}}, {"rope", {}}, {"txl", {}}};
     for (auto [type, opts] : specs) {
         INFO(type);
         Rng rng(12), init(13), drng(14);
@@ -180,7 +180,8 @@ TEST_CASE("randomized/randomized_eval: sample draws at evaluation, reproducibly,
           "[randomized][nn]") {
     const std::vector<std::pair<std::string, std::map<std::string, std::string>>> specs = {
         {"rope", {}}, {"sinusoidal", {}}, {"learned", {{"max_len", "64"}}}, {"shaw", {{"k", "3"}}},
-        {"t5", {{"num_buckets", "8"}, {"max_distance", "16"}}}, {"alibi", {}}, {"kerple", {}}, {"fire", {}}};
+        {"t5", {{"num_buckets", "8"}, {"max_distance", "16"}}}, {"alibi", {}}, {"kerple", {}}, {"fire", {}},
+        {"txl", {}}};
     const std::vector<std::int32_t> ids = {2, 4, 5, 6, 7, 8};
     for (auto [type, opts] : specs) {
         INFO(type);

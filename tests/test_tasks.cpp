@@ -340,7 +340,7 @@ TEST_CASE("tasks/Shaw with neither term names the no-position run; the other Tab
     CHECK(id("n4.yaml", "{type: sinusoidal}") != id("n2.yaml", "{type: none}"));
     Rng rng(0);
     const nn::PositionContext ctx{8, 2, nn::Side::Encoder, &rng};
-    for (const std::string t : {"sinusoidal", "learned", "shaw", "rope", "alibi", "t5", "kerple", "fire"}) {
+    for (const std::string t : {"sinusoidal", "learned", "shaw", "rope", "alibi", "t5", "kerple", "fire", "txl"}) {
         INFO(t);
         nn::MapOptions o;
         CHECK_FALSE(nn::make_position<float>(t, o, ctx)->same_as_none());

@@ -20,7 +20,7 @@ For each case it writes, under tests/fixtures/reference/<case>/:
                         the two losses, learning rates, Adam options, the greedy decode
 
 The model is written from the formulas (Vaswani et al. 2017; Shaw et al. 2018; Su et al. 2021; Press et
-al. 2022; Raffel et al. 2020; Chi et al. 2022; Li et al. 2023), not translated from relpos's code; where relpos has a convention of its
+al. 2022; Raffel et al. 2020; Chi et al. 2022; Li et al. 2023; Dai et al. 2019), not translated from relpos's code; where relpos has a convention of its
 own (Linear weights stored (in, out), q scaled before the relative terms, a fully masked row giving
 zeros, ...), the README next to the fixtures says which and the code below follows relpos.
 """
@@ -146,6 +146,14 @@ def fire_bias(p, Lq, Lk):
     return (h @ p["fc2.weight"] + p["fc2.bias"]).permute(2, 0, 1)  # (H, Lq, Lk)
 
 
+def txl_sinusoids(rel, D, max_time):
+    # Transformer-XL's r_t for relative distances t (any shape), laid out as Ruoss et al. 2023's reference
+    # (sinusoid_position_encoding): r_t[m] = sin(t w_m), r_t[D/2 + m] = cos(t w_m), w_m = max_time^(-2m/D).
+    w = max_time ** (-torch.arange(0, D, 2, dtype=torch.float64) / D)  # (D/2,)
+    a = rel.to(torch.float64)[..., None] * w
+    return torch.cat([torch.sin(a), torch.cos(a)], dim=-1)  # (..., D)
+
+
 # ----------------------------------------------------------------------------- the model
 
 class Reference:
@@ -204,11 +212,25 @@ class Reference:
         k = heads(self.linear(kv, prefix + ".k_proj"))
         v = heads(self.linear(kv, prefix + ".v_proj"))
         self_attn = kind != "cross"
+        txl = self.type == "txl" and (self_attn or self.opt.get("cross_attention", False))
         if self.type == "rope" and self_attn:
             base = float(self.opt.get("base", 10000.0))
             q = rope_rotate(q, torch.arange(Lq), base)
             k = rope_rotate(k, torch.arange(Lk), base)
         e = q @ k.transpose(-1, -2)  # (B, H, Lq, Lk)
+        if txl:
+            # Dai et al. 2019 sec. 3.3 as Ruoss et al. 2023's compute_attention_with_relative_encodings:
+            # e_ij = [(q_i + u)·k_j + (q_i + v)·(W_R r_{j-i})] / sqrt(d) with the unscaled query q_i; the distance
+            # is key minus query (the reference's bidirectional relative shift); in the causal decoder the later
+            # keys are masked below, whatever their term. The whole (Lq, Lk, D) tensor of encodings, brute force.
+            qr = heads(self.linear(x, prefix + ".q_proj"))  # (B, H, Lq, dh), not scaled
+            u, vb = self.p[prefix + ".txl_u"], self.p[prefix + ".txl_v"]  # (H, dh) each
+            rel = torch.arange(Lk)[None, :] - torch.arange(Lq)[:, None]  # j - i, (Lq, Lk)
+            r = txl_sinusoids(rel, self.D, float(self.opt.get("max_time", 10000.0)))  # (Lq, Lk, D)
+            wr = (r @ self.p[prefix + ".txl_w_r"]).reshape(Lq, Lk, H, dh)  # W_R r, weights (in, out)
+            content = torch.einsum("bhid,bhjd->bhij", qr + u[None, :, None, :], k)
+            position = torch.einsum("bhid,ijhd->bhij", qr + vb[None, :, None, :], wr)
+            e = (content + position) / math.sqrt(dh)
 
         shaw = self.type == "shaw" and self_attn
         if shaw:
@@ -386,6 +408,8 @@ def parameter_shapes(s):
             r += [(prefix + ".kerple_log_r1", (H,)), (prefix + ".kerple_log_r2", (H,))]
         if t == "fire" and relative and o.get("per_layer", False):
             r += fire_shapes(prefix + ".fire.", int(o.get("hidden", 32)), H)
+        if t == "txl" and (relative or o.get("cross_attention", False)):
+            r += [(prefix + ".txl_u", (H, dh)), (prefix + ".txl_v", (H, dh)), (prefix + ".txl_w_r", (D, D))]
         return r
 
     def ffn(prefix):
@@ -417,6 +441,8 @@ def init_parameters(s, gen):
             return torch.randn(shape, generator=gen) * scale
         if name.endswith("kerple_log_r1") or name.endswith("kerple_log_r2"):
             v = randn(0.5)  # r = exp(.) around 1: both the scale and the curvature matter
+        elif name.endswith("txl_u") or name.endswith("txl_v"):
+            v = randn(0.5)  # the reference's N(0, 0.02²) would hide a swapped or dropped bias
         elif name.endswith("log_c"):
             v = math.log(0.5) + randn(0.2)
         elif name.endswith("log_L"):
@@ -481,6 +507,10 @@ POSITIONS = [
     ("t5", {"type": "t5", "options": {"num_buckets": 8, "max_distance": 16}}),
     ("kerple", {"type": "kerple"}),
     ("fire", {"type": "fire", "options": {"hidden": 6, "c_init": 0.5, "L_init": 3.5}}),
+    # max_time 1000: with D = 8 the default 10000's lowest frequency (10^-3) gives a cos row of r_t that is
+    # nearly constant over distances 0..7, whose W_R gradients (1e-8 of the largest) leave Adam's second step
+    # with rounding differences of 3e-11; the default is checked by tests/test_position_plugins.cpp
+    ("txl", {"type": "txl", "options": {"max_time": 1000}}),
 ]
 
 
@@ -499,7 +529,7 @@ def cases():
             }
             # Breadth without a cross product: two layers where stacking matters (Shaw's per-layer tables,
             # T5's one table shared by a side's layers), the other embedding-sharing modes on pre-norm cases.
-            if pname in ("shaw", "t5", "fire"):
+            if pname in ("shaw", "t5", "fire", "txl"):
                 spec["encoder_layers"] = spec["decoder_layers"] = 2
             if norm == "pre" and pname in ("none", "learned", "rope"):
                 spec["share_embeddings"] = "none"
@@ -517,6 +547,9 @@ def cases():
                 spec["position"] = {"type": "alibi", "options": {"bidirectional": "symmetric"}}
             if norm == "pre" and pname == "fire":
                 spec["position"] = {"type": "fire", "options": dict(pos["options"], per_layer=True)}
+            # txl: the pre-norm case also in encoder-decoder attention, and a max_time of its own
+            if norm == "pre" and pname == "txl":
+                spec["position"] = {"type": "txl", "options": {"cross_attention": True, "max_time": 100}}
             out.append(spec)
     return out
 
