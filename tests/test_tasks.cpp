@@ -27,6 +27,9 @@ using V = Var<double>;
 
 namespace relpos {
 std::vector<Example> stream_windows(const std::vector<std::int32_t>& t, std::size_t length, std::size_t stride);
+std::vector<std::pair<double, std::size_t>> loss_by_position(const nn::Transformer<float>& model,
+                                                             const std::vector<Example>& windows,
+                                                             std::size_t batch_tokens, std::size_t N);
 }
 
 namespace {
@@ -276,6 +279,43 @@ TEST_CASE("tasks/language-model windows score every token once with the right co
             CHECK(scored[0] == 0);
             for (std::size_t i = 1; i < t.size(); ++i) CHECK(scored[i] == 1);
         }
+}
+
+TEST_CASE("tasks/language-model loss by position: every scored token once, at its query position", "[tasks][lm]") {
+    auto cfg = test::tiny_config(40);
+    cfg.family = nn::Family::DecoderOnly;
+    cfg.dims.dropout = cfg.dims.attention_dropout = 0.0;
+    nn::Transformer<float> model(cfg, test::positions<float>({{"alibi", {}}}));
+    model.eval();
+    std::vector<std::int32_t> t(45);
+    for (std::size_t i = 0; i < t.size(); ++i) t[i] = static_cast<std::int32_t>(4 + (i * 7) % 30);
+    const std::size_t N = 8;
+    // 44 targets: five windows of 8, then one that scores the last 4 at its positions 4..7 with the 4 tokens
+    // before them as context (stream_windows keeps every window N long where the stream allows)
+    const auto windows = stream_windows(t, N, N);
+    const auto at = loss_by_position(model, windows, 64, N);
+    REQUIRE(at.size() == N);
+    for (std::size_t p = 0; p < N; ++p) CHECK(at[p].second == (p < 4 ? 5u : 6u));
+    // the weighted mean is the windows' loss as evaluate_loss computes it
+    double sum = 0;
+    std::size_t n = 0;
+    for (auto& [s, c] : at) sum += s, n += c;
+    CHECK(n == 44);
+    CHECK(sum / double(n) == Approx(evaluate_loss(model, windows, 64).loss).epsilon(1e-5));
+    // position 5 of the second window, by hand: the loss of the target its column predicts
+    NoGradGuard ng;
+    BatchOptions bo;
+    bo.layout = Layout::DecoderOnly;
+    const Batch b = make_batch(windows, {1}, Layout::DecoderOnly);
+    const Var<float> logits = batch_logits(model, b);
+    const std::size_t V = logits.shape().back();
+    const float* row = logits.data() + 5 * V;
+    double z = 0;
+    for (std::size_t v = 0; v < V; ++v) z += std::exp(double(row[v]));
+    const double nll = std::log(z) - double(row[b.tgt_out[5]]);
+    CHECK(b.tgt_out[5] == t[8 + 6]);  // window 2 holds inputs t[8 .. 15]; column 5 predicts t[14]
+    const auto one = loss_by_position(model, {windows[1]}, 64, N);
+    CHECK(one[5].first == Approx(nll).epsilon(1e-6));
 }
 
 TEST_CASE("tasks/decoder-only algorithmic run: per-length accuracy and the extension ratio", "[tasks][e2e]") {

