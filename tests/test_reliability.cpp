@@ -434,6 +434,9 @@ TEST_CASE("reliability/broken_data", "[reliability][errors]") {
              {"split 'val' has an empty reference on line 3"}),
         m30k("data.max_len drops every pair", "data.dir=" + D + "empty_reference data.max_len=1",
              {"no training examples are left", "data.max_len is 1"}),
+        // a source the run would decode is bounded as eval and translate bound theirs (found before training)
+        m30k("a validation source longer than the decoding bound", "data.dir=" + D + "long_source",
+             {"split 'val' line 1 has a source of", "at most 1024 tokens"}),
     };
     for (const auto& c : run_cases) {
         expect_error(c, relpos(c.args));

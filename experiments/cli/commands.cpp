@@ -1,4 +1,5 @@
 #include "experiments/cli/commands.hpp"
+#include "experiments/eval/decode.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -93,9 +94,7 @@ void check_stdin_line(const std::string& line, std::size_t lineno) {
                                     lineno));
 }
 
-// Longest source eval and translate accept, in tokens: beyond it decoding a sentence takes minutes and
-// gigabytes (attention is quadratic), and no model relpos trains has seen anything near it.
-constexpr std::size_t kMaxSourceTokens = 1024;
+constexpr std::size_t kMaxSourceTokens = kMaxDecodeSourceTokens;  // experiments/eval/decode.hpp
 
 std::vector<std::int32_t> encode_source(const LoadedRun& r, const std::string& line, std::size_t lineno) {
     auto check_length = [&](std::size_t n) {

@@ -9,6 +9,11 @@
 
 namespace relpos {
 
+// The longest source relpos decodes, in tokens (eval, translate, and the test and validation splits of a
+// run): beyond it decoding one sentence takes minutes and gigabytes (attention is quadratic), and no
+// model relpos trains has seen anything near it.
+constexpr std::size_t kMaxDecodeSourceTokens = 1024;
+
 struct DecodeOptions {
     std::size_t beam = 4;      // 1 = greedy
     double alpha = 0.6;        // length penalty exponent
