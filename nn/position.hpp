@@ -21,6 +21,7 @@
 
 #include "nn/module.hpp"
 #include "nn/options.hpp"
+#include "nn/registry.hpp"
 
 namespace relpos::nn {
 
@@ -150,16 +151,7 @@ PositionEntry position_entry(std::string name, std::string summary) {
     return e;
 }
 
-class PositionRegistry {
-public:
-    void add(PositionEntry e);  // replaces an entry of the same name
-    const PositionEntry* find(const std::string& name) const;
-    std::vector<std::string> names() const;
-    const std::vector<PositionEntry>& entries() const { return entries_; }
-
-private:
-    std::vector<PositionEntry> entries_;
-};
+using PositionRegistry = Registry<PositionEntry>;  // nn/registry.hpp: refuses a second entry of a name
 
 // The process-wide registry, with the built-in encodings registered on first use.
 PositionRegistry& position_registry();

@@ -36,27 +36,6 @@ PositionRegistry& position_registry() {
     return reg;
 }
 
-void PositionRegistry::add(PositionEntry e) {
-    for (auto& x : entries_)
-        if (x.name == e.name) {
-            x = std::move(e);
-            return;
-        }
-    entries_.push_back(std::move(e));
-}
-
-const PositionEntry* PositionRegistry::find(const std::string& name) const {
-    for (auto& x : entries_)
-        if (x.name == name) return &x;
-    return nullptr;
-}
-
-std::vector<std::string> PositionRegistry::names() const {
-    std::vector<std::string> n;
-    for (auto& x : entries_) n.push_back(x.name);
-    return n;
-}
-
 template <class T>
 std::shared_ptr<PositionEncoding<T>> make_position(const std::string& type, Options& opts, const PositionContext& ctx) {
     const PositionEntry* e = position_registry().find(type);

@@ -15,6 +15,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "experiments/tasks/task.hpp"
 #include "experiments/train/runner.hpp"
 #include "nn/transformer.hpp"
 #include "tests/nn_helpers.hpp"
@@ -1012,4 +1013,23 @@ TEST_CASE("plugin/toy_encoding_from_a_test_runs_end_to_end", "[plugin][e2e]") {
           "toy_scaled_sinusoidal");
     CHECK(fs::exists(run / "checkpoints" / "last" / "params" / "encoder.position.scale.npy"));
     fs::remove_all(dir);
+}
+
+TEST_CASE("registry/a second plug-in of a taken name is refused, for encodings and tasks alike", "[position][tasks]") {
+    // nn/registry.hpp: one template for both registries
+    nn::PositionRegistry positions;
+    positions.add(nn::position_entry<ToyScaledSinusoidal>("toy", "first"));
+    CHECK_THROWS_WITH(positions.add(nn::position_entry<ToyScaledSinusoidal>("toy", "second")),
+                      Catch::Contains("'toy' is registered already"));
+    CHECK(positions.find("toy")->summary == "first");
+    positions.replace(nn::position_entry<ToyScaledSinusoidal>("toy", "extended"));  // an explicit extension
+    CHECK(positions.find("toy")->summary == "extended");
+    CHECK_THROWS_WITH(positions.replace(nn::position_entry<ToyScaledSinusoidal>("other", "x")),
+                      Catch::Contains("no plug-in named 'other'"));
+    // the built-in registries hold each name once
+    for (const auto& names : {nn::position_registry().names(), task_registry().names()}) {
+        std::set<std::string> seen(names.begin(), names.end());
+        CHECK(seen.size() == names.size());
+    }
+    CHECK_THROWS(task_registry().add(*task_registry().find("copy")));
 }

@@ -280,7 +280,7 @@ void register_algorithmic(TaskRegistry& r) {
             e.make = [seq2seq, make_algo](nn::Family f) {
                 return f == nn::Family::EncoderDecoder ? seq2seq(f) : make_algo(f);
             };
-            r.add(std::move(e));
+            r.replace(std::move(e));
             continue;
         }
         TaskEntry e;

@@ -25,27 +25,6 @@ TaskRegistry& task_registry() {
     return reg;
 }
 
-void TaskRegistry::add(TaskEntry e) {
-    for (auto& x : entries_)
-        if (x.name == e.name) {
-            x = std::move(e);
-            return;
-        }
-    entries_.push_back(std::move(e));
-}
-
-const TaskEntry* TaskRegistry::find(const std::string& name) const {
-    for (auto& x : entries_)
-        if (x.name == name) return &x;
-    return nullptr;
-}
-
-std::vector<std::string> TaskRegistry::names() const {
-    std::vector<std::string> n;
-    for (auto& x : entries_) n.push_back(x.name);
-    return n;
-}
-
 nn::Family model_family(const ModelConfig& m) {
     if (m.family == "decoder_only") return nn::Family::DecoderOnly;
     if (m.family == "encoder_only") return nn::Family::EncoderOnly;

@@ -17,6 +17,7 @@
 #include "experiments/data/corpus.hpp"
 #include "experiments/data/example.hpp"
 #include "experiments/data/subword.hpp"
+#include "nn/registry.hpp"
 #include "nn/transformer.hpp"
 
 namespace relpos {
@@ -92,16 +93,7 @@ struct TaskEntry {
     std::function<std::unique_ptr<Task>(nn::Family)> make;
 };
 
-class TaskRegistry {
-public:
-    void add(TaskEntry e);  // replaces an entry of the same name
-    const TaskEntry* find(const std::string& name) const;
-    std::vector<std::string> names() const;
-    const std::vector<TaskEntry>& entries() const { return entries_; }
-
-private:
-    std::vector<TaskEntry> entries_;
-};
+using TaskRegistry = nn::Registry<TaskEntry>;  // nn/registry.hpp: refuses a second entry of a name
 
 // The process-wide registry, with the built-in tasks registered on first use.
 TaskRegistry& task_registry();
