@@ -65,6 +65,9 @@ def main():
     ap.add_argument("--overrides", action="store_true",
                     help="print, per chosen cell, the relpos run overrides (shell-quoted) that train its other seeds")
     ap.add_argument("--seeds", default="2,3,4,5", help="the seeds --overrides names (default 2,3,4,5)")
+    ap.add_argument("--finish-before", type=float, metavar="UNIX_TIME",
+                    help="with --overrides: only cells whose seed-1 run at the chosen rate, timed again (+10%% and 5 "
+                         "minutes), can finish by then")
     a = ap.parse_args()
     exp_yaml = os.path.join(a.experiment, "experiment.yaml")
     if not os.path.isfile(exp_yaml):
@@ -89,6 +92,7 @@ def main():
             continue
         best = max(rs, key=key)
         chosen.append({"task": task, "position": pos, "lr": best["labels"]["train.lr"],
+                       "train_seconds": best.get("train_seconds", 0),
                        "reached": bool((best.get("competence") or {}).get("reached")),
                        "val_accuracy": best["metrics"].get("val.accuracy"),
                        "by_lr": {r["labels"]["train.lr"]: {"val_accuracy": r["metrics"].get("val.accuracy"),
@@ -101,7 +105,12 @@ def main():
                        "chosen": chosen, "waiting": waiting}, f, indent=1)
             f.write("\n")
     if a.overrides:
+        import time
         for c in chosen:
+            if a.finish_before and time.time() + 1.1 * float(c["train_seconds"]) + 300 > a.finish_before:
+                print(f"choose_lr: {c['task']} {c['position']}: its runs take about {c['train_seconds'] / 60:.0f} "
+                      f"minutes, more than is left before the deadline; not started", file=sys.stderr)
+                continue
             print(" ".join(shlex.quote(o) for o in (f"sweep.grid.data.task=[{c['task']}]",
                                                      f"sweep.grid.model.position=[{c['position']}]",
                                                      f"sweep.grid.train.lr=[{c['lr']}]", f"sweep.seeds=[{a.seeds}]")))

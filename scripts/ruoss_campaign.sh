@@ -20,7 +20,11 @@ python3 scripts/choose_lr.py results/ruoss_lr_sweep --json results/ruoss_lr_swee
 # experiment directory takes that, the runs themselves go to the shared store.
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-python3 scripts/choose_lr.py results/ruoss_lr_sweep --overrides | while read -r line; do
+# relpos run's own --finish-before estimates from finished runs of the same points, which a cell's new seeds
+# do not have yet: the deadline is applied to each cell here, from its seed-1 run's time.
+deadline=()
+[ -n "${FINISH_BY:-}" ] && deadline=(--finish-before "${FINISH_BY#@}")
+python3 scripts/choose_lr.py results/ruoss_lr_sweep --overrides "${deadline[@]}" | while read -r line; do
   eval "set -- $line"
   echo "ruoss_campaign: stage 2, $*"
   "$bin" run configs/ruoss/study.yaml "$@" "results_dir=$scratch" --jobs 2 "${fb[@]}" </dev/null
