@@ -23,6 +23,7 @@ import os
 import re
 import shlex
 import sys
+import time
 
 
 def sweep_rates(experiment_yaml):
@@ -105,7 +106,6 @@ def main():
                        "chosen": chosen, "waiting": waiting}, f, indent=1)
             f.write("\n")
     if a.overrides:
-        import time
         for c in chosen:
             if a.finish_before and time.time() + 1.1 * float(c["train_seconds"]) + 300 > a.finish_before:
                 print(f"choose_lr: {c['task']} {c['position']}: its runs take about {c['train_seconds'] / 60:.0f} "

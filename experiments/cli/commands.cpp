@@ -94,14 +94,12 @@ void check_stdin_line(const std::string& line, std::size_t lineno) {
                                     lineno));
 }
 
-constexpr std::size_t kMaxSourceTokens = kMaxDecodeSourceTokens;  // experiments/eval/decode.hpp
-
 std::vector<std::int32_t> encode_source(const LoadedRun& r, const std::string& line, std::size_t lineno) {
     auto check_length = [&](std::size_t n) {
-        if (n > kMaxSourceTokens)
+        if (n > kMaxDecodeSourceTokens)
             throw DataError(fmt::format("input line {} has {} tokens; eval and translate take sentences of up to {} "
                                         "tokens (split longer text into sentences)",
-                                        lineno, n, kMaxSourceTokens));
+                                        lineno, n, kMaxDecodeSourceTokens));
     };
     if (r.data.subword) {
         auto ids = r.data.subword->encode(line);
