@@ -69,6 +69,10 @@ def main():
     ap.add_argument("--finish-before", type=float, metavar="UNIX_TIME",
                     help="with --overrides: only cells whose seed-1 run at the chosen rate, timed again (+10%% and 5 "
                          "minutes), can finish by then")
+    ap.add_argument("--competent-only", action="store_true",
+                    help="with --overrides: leave out cells whose chosen run did not reach the competence target "
+                         "(no rate of the sweep made seed 1 competent: more seeds would train models that say "
+                         "nothing about extrapolation)")
     a = ap.parse_args()
     exp_yaml = os.path.join(a.experiment, "experiment.yaml")
     if not os.path.isfile(exp_yaml):
@@ -107,6 +111,10 @@ def main():
             f.write("\n")
     if a.overrides:
         for c in chosen:
+            if a.competent_only and not c["reached"]:
+                print(f"choose_lr: {c['task']} {c['position']}: not competent at any rate of the sweep; its other "
+                      f"seeds are not trained", file=sys.stderr)
+                continue
             if a.finish_before and time.time() + 1.1 * float(c["train_seconds"]) + 300 > a.finish_before:
                 print(f"choose_lr: {c['task']} {c['position']}: its runs take about {c['train_seconds'] / 60:.0f} "
                       f"minutes, more than is left before the deadline; not started", file=sys.stderr)
