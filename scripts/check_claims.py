@@ -29,6 +29,7 @@ does not render them, so the page reads as before):
                                                                   and or not; '$best_step == $steps')
        count('@family_t', '$p_holm < 0.05')                       elements of a list in the comment's file
        length('cases')                                            the size of a list or object
+       matches('scripts/x.py', '^ +[(]"')                         how often a regular expression occurs in files
 
 2. A block copied from a rendered report, kept identical to it:
 
@@ -146,12 +147,25 @@ def lookup_any(doc, path, cache=None):
 # count('GLOB') / count('GLOB', 'CONDITION') / length('PATH'): functions with single-quoted arguments,
 # computed before the arithmetic. GLOB is a file pattern from the repository root (JSON files); CONDITION
 # an expression over each file's values ($path ... >= 99, ==, and, or); length the size of a list or object.
-FUNC_RE = re.compile(r"\b(count|length)\(\s*'([^']*)'\s*(?:,\s*'([^']*)'\s*)?\)")
+FUNC_RE = re.compile(r"\b(count|length|matches)\(\s*'([^']*)'\s*(?:,\s*'([^']*)'\s*)?\)")
 
 
 def apply_functions(expr, doc, cache):
     def call(m):
         name, a, b = m.group(1), m.group(2), m.group(3)
+        if name == "matches":  # matches('GLOB', 'REGEX'): how many times REGEX (multi-line) occurs in the files
+            files = sorted(glob.glob(os.path.join(ROOT, a)))
+            if not files or b is None:
+                raise MarkerError(f"matches('{a}', ...): " + ("no file matches" if not files else "needs a REGEX"))
+            try:
+                rx = re.compile(b, re.M)
+            except re.error as e:
+                raise MarkerError(f"matches('{a}', '{b}'): not a regular expression ({e})")
+            n = 0
+            for f in files:
+                with open(f, encoding="utf-8") as fh:
+                    n += len(rx.findall(fh.read()))
+            return str(n)
         if name == "length":
             node = lookup_any(doc, a, cache)
             if not isinstance(node, (list, dict)):
@@ -304,7 +318,13 @@ def check_file(md_path, cache, coverage=None):
             raise MarkerError(f"{where}: {len(exprs)} expressions but only {len(nums)} numbers before the comment "
                               f"on its line ({before.strip()[-60:]!r})")
         try:
-            doc = load_json(src, cache)
+            # a source that is not JSON (a script, a source file) serves the functions only: matches(...)
+            if src.endswith(".json"):
+                doc = load_json(src, cache)
+            elif os.path.isfile(os.path.join(ROOT, src)):
+                doc = {}
+            else:
+                raise MarkerError(f"{src} does not exist")
         except MarkerError as e:
             raise MarkerError(f"{where}: {e}")
         except json.JSONDecodeError as e:
@@ -340,6 +360,8 @@ def self_test():
     with tempfile.TemporaryDirectory() as d:
         ROOT = d
         os.makedirs(os.path.join(d, "r"))
+        with open(os.path.join(d, "r", "m.py"), "w") as f:
+            f.write("M = [\n    (1,),\n    (2,),\n    (3,),\n]\n")
         with open(os.path.join(d, "r", "report.json"), "w") as f:
             json.dump({"cells": [{"row": "{type: a, k: 2}", "metric": "t.bleu", "mean": 40.886, "std": 0.2449},
                                  {"row": "b", "metric": "t.bleu", "mean": 20.0, "std": 1.0}],
@@ -380,6 +402,8 @@ def self_test():
             ("1 at the last step<!-- check r/report.json count('r/runs/*/results.json', '$best == $steps') -->", ("ok", 1)),
             ("2 competent<!-- check r/report.json count('r/runs/*/results.json', '$m[\"acc\"] >= 99') -->", ("bad", 1)),
             ("2 cells<!-- check r/report.json length('cells') -->", ("ok", 1)),
+            ("3 mutants<!-- check r/m.py matches('r/m.py', '^ +[(]') -->", ("ok", 1)),
+            ("4 mutants<!-- check r/m.py matches('r/m.py', '^ +[(]') -->", ("bad", 1)),        # stale count
             ("above 30: 1<!-- check r/report.json count('@cells', '$mean > 30') -->", ("ok", 1)),
             ("<!-- include r/report.md#Next step -->\ny\n<!-- end include -->", ("ok", 1)),   # a heading with a space
             ("<!-- include r/report.md#Next -->\nx\n", ("error", 0)),                              # no end marker
