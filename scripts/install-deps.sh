@@ -6,7 +6,7 @@
 set -euo pipefail
 
 PKGS=(
-  build-essential cmake pkg-config
+  build-essential cmake pkg-config ninja-build
   xtensor-dev xtl-dev libxsimd-dev libxtensor-blas-dev libopenblas-dev
   catch2 libfmt-dev libyaml-cpp-dev libcli11-dev
   libsentencepiece-dev zlib1g-dev nlohmann-json3-dev
