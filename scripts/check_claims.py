@@ -137,7 +137,8 @@ def lookup_any(doc, path, cache=None):
             what = "".join(f"[{k}={v}]" for k, v in conds)
             if not isinstance(node, list):
                 raise MarkerError(f"path '{path}': {what} filters a list, not a {type(node).__name__}")
-            hits = [e for e in node if isinstance(e, dict) and all(str(e.get(k)) == v for k, v in conds)]
+            hits = [e for e in node if isinstance(e, dict)  # [field=*]: the element has the field
+                    and all((k in e) if v == "*" else str(e.get(k)) == v for k, v in conds)]
             if len(hits) != 1:
                 raise MarkerError(f"path '{path}': {what} selects {len(hits)} elements, not one")
             node = hits[0]
@@ -239,7 +240,10 @@ def load_json(rel, cache):
         if not os.path.isfile(path):
             raise MarkerError(f"source {rel} does not exist")
         with open(path, encoding="utf-8") as f:
-            cache[rel] = json.load(f)
+            if rel.endswith(".jsonl"):  # JSON lines (a run's metrics.jsonl): a list, one element per line
+                cache[rel] = [json.loads(line) for line in f if line.strip()]
+            else:
+                cache[rel] = json.load(f)
     return cache[rel]
 
 
@@ -319,7 +323,7 @@ def check_file(md_path, cache, coverage=None):
                               f"on its line ({before.strip()[-60:]!r})")
         try:
             # a source that is not JSON (a script, a source file) serves the functions only: matches(...)
-            if src.endswith(".json"):
+            if src.endswith((".json", ".jsonl")):
                 doc = load_json(src, cache)
             elif os.path.isfile(os.path.join(ROOT, src)):
                 doc = {}
@@ -360,6 +364,8 @@ def self_test():
     with tempfile.TemporaryDirectory() as d:
         ROOT = d
         os.makedirs(os.path.join(d, "r"))
+        with open(os.path.join(d, "r", "m.jsonl"), "w") as f:
+            f.write('{"step": 10, "loss": 2.0}\n{"step": 10, "lr": 0.1}\n{"step": 20, "loss": 1.7341}\n')
         with open(os.path.join(d, "r", "m.py"), "w") as f:
             f.write("M = [\n    (1,),\n    (2,),\n    (3,),\n]\n")
         with open(os.path.join(d, "r", "report.json"), "w") as f:
@@ -402,6 +408,9 @@ def self_test():
             ("1 at the last step<!-- check r/report.json count('r/runs/*/results.json', '$best == $steps') -->", ("ok", 1)),
             ("2 competent<!-- check r/report.json count('r/runs/*/results.json', '$m[\"acc\"] >= 99') -->", ("bad", 1)),
             ("2 cells<!-- check r/report.json length('cells') -->", ("ok", 1)),
+            ("loss 1.734<!-- check r/m.jsonl [step=20][loss=*].loss -->", ("ok", 1)),       # JSON lines
+            ("2.0<!-- check r/m.jsonl [step=10].loss -->", ("error", 0)),                    # two lines of step 10
+            ("loss 1.735<!-- check r/m.jsonl [step=20].loss -->", ("bad", 1)),
             ("3 mutants<!-- check r/m.py matches('r/m.py', '^ +[(]') -->", ("ok", 1)),
             ("4 mutants<!-- check r/m.py matches('r/m.py', '^ +[(]') -->", ("bad", 1)),        # stale count
             ("above 30: 1<!-- check r/report.json count('@cells', '$mean > 30') -->", ("ok", 1)),
