@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# A two-stage study, resumable, one task at a time (TASKS, default every task of the sweep, in its order),
+# so that a task's study is complete before the next task's sweep starts:
+#   1. SWEEP_CONFIG restricted to the task: every encoding at each learning rate of the sweep, seed 1;
+#   2. scripts/choose_lr.py picks each cell's rate on in-distribution validation (written to
+#      <sweep results>/lr_choice.json) and STUDY_CONFIG trains the other seeds at that rate, cell by cell, as
+#      soon as the cell's sweep is complete. A cell with no competent rate (seed 1 did not reach the target
+#      at any rate) is not trained further: its models say nothing about extrapolation.
+# Both configs share a run store, so finished runs are skipped. Two 1-thread runs side by side. Commit
+# finished runs as they come: scripts/commit_finished_runs.sh <run store> (a loop).
+#   scripts/two_stage_campaign.sh SWEEP_CONFIG STUDY_CONFIG
+#   TASKS="reverse" FINISH_BY=@$(date -d '16:20' +%s) scripts/two_stage_campaign.sh ...  # only runs that can finish by then
+# RELPOS: the binary (default build/relpos; a copy keeps a campaign safe from rebuilds).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ $# -eq 2 ] || { echo "usage: scripts/two_stage_campaign.sh SWEEP_CONFIG STUDY_CONFIG" >&2; exit 2; }
+sweep_cfg=$1 study_cfg=$2
+bin=${RELPOS:-build/relpos}
+name_of() { sed -n 's/^name: *//p' "$1" | head -1; }
+results_of() { local d; d=$(sed -n 's/^results_dir: *//p' "$1" | head -1); echo "${d:-results}/$(name_of "$1")"; }
+sweep_dir=$(results_of "$sweep_cfg") study_dir=$(results_of "$study_cfg")
+tasks=${TASKS:-$(python3 -c "import sys, yaml; print(' '.join(yaml.safe_load(open(sys.argv[1]))['sweep']['grid']['data.task']))" "$sweep_cfg")}
+fb=()
+[ -n "${FINISH_BY:-}" ] && fb=(--finish-before "$FINISH_BY")
+# Overriding the grid rewrites the experiment.yaml of the experiment it runs: scratch experiment
+# directories take that, the runs themselves go to the shared store.
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+# relpos run's own --finish-before estimates from finished runs of the same points, which a cell's new seeds
+# do not have yet: the deadline is applied to each cell here, from its seed-1 run's time.
+deadline=()
+[ -n "${FINISH_BY:-}" ] && deadline=(--finish-before "${FINISH_BY#@}")
+for task in $tasks; do
+  echo "campaign: $task, stage 1, the learning-rate sweep ($sweep_cfg)"
+  "$bin" run "$sweep_cfg" "sweep.grid.data.task=[$task]" "results_dir=$scratch/sweep" --jobs 2 "${fb[@]}" </dev/null
+  # the sweep's own experiment.yaml and run links (no run starts): choose_lr reads them
+  "$bin" run "$sweep_cfg" --start-before @1 >/dev/null
+  python3 scripts/choose_lr.py "$sweep_dir" --json "$sweep_dir/lr_choice.json"
+  python3 scripts/choose_lr.py "$sweep_dir" --overrides --competent-only "${deadline[@]}" |
+    { grep -F "sweep.grid.data.task=[$task]" || true; } | while read -r line; do
+    eval "set -- $line"
+    echo "campaign: $task, stage 2, $*"
+    "$bin" run "$study_cfg" "$@" "results_dir=$scratch/study" --jobs 2 "${fb[@]}" </dev/null
+  done
+done
+# The study's own experiment.yaml and run links (no run starts), then its report.
+"$bin" run "$study_cfg" --start-before @1 >/dev/null
+"$bin" report "$study_dir"
