@@ -125,6 +125,12 @@ public:
     bool same_as_none() const { return randomized_ == 0 && adds_nothing(); }
     // What same_as_none asks an encoding; override only where the claim has been checked bit for bit.
     virtual bool adds_nothing() const { return false; }
+    // Whether this encoding reads integer positions through the position map (embed and every hook it
+    // hands out). False for one that has none to read: `none`, or an encoding whose positions are counted
+    // from the context. make_position refuses `randomized` for it, and the generic tests
+    // (tests/test_position_generic.cpp) check that any map leaves its outputs unchanged instead of
+    // checking that it follows the map.
+    virtual bool reads_positions() const { return true; }
 
 protected:
     std::shared_ptr<PositionMap> map_ = std::make_shared<PositionMap>();
