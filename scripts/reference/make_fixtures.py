@@ -689,6 +689,11 @@ def main():
                 diffs += [os.path.join(c.left, f) for f in c.diff_files + c.left_only + c.right_only]
                 stack += c.subdirs.values()
         shutil.rmtree(tmp)
+        index = os.path.join(args.out, "index.json")
+        listed = json.load(open(index))["cases"] if os.path.isfile(index) else []
+        if listed != known:  # the test reads the cases from it
+            diffs.append(index + " (lists " + ", ".join(sorted(set(listed) ^ set(known)) or ["the cases in another order"]) +
+                         " differently from the script; --only rewrites it)")
         print("fixtures up to date" if not diffs else "differ:\n" + "\n".join(diffs))
         return 1 if diffs else 0
     for s in chosen:
