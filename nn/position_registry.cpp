@@ -22,6 +22,7 @@ PositionRegistry& position_registry() {
         void register_kerple(PositionRegistry&);     register_kerple(r);
         void register_fire(PositionRegistry&);       register_fire(r);
         void register_txl(PositionRegistry&);        register_txl(r);
+        void register_xpos(PositionRegistry&);       register_xpos(r);
         return r;
     }();
     return reg;

@@ -20,7 +20,7 @@ For each case it writes, under tests/fixtures/reference/<case>/:
                         the two losses, learning rates, Adam options, the greedy decode
 
 The model is written from the formulas (Vaswani et al. 2017; Shaw et al. 2018; Su et al. 2021; Press et
-al. 2022; Raffel et al. 2020; Chi et al. 2022; Li et al. 2023; Dai et al. 2019), not translated from relpos's code; where relpos has a convention of its
+al. 2022; Raffel et al. 2020; Chi et al. 2022; Li et al. 2023; Dai et al. 2019; Sun et al. 2022), not translated from relpos's code; where relpos has a convention of its
 own (Linear weights stored (in, out), q scaled before the relative terms, a fully masked row giving
 zeros, ...), the README next to the fixtures says which and the code below follows relpos.
 """
@@ -154,6 +154,29 @@ def txl_sinusoids(rel, D, max_time):
     return torch.cat([torch.sin(a), torch.cos(a)], dim=-1)  # (..., D)
 
 
+def xpos_rotate(x, positions, base=10000.0, scale_base=512.0, downscale=False):
+    # Sun et al. 2022 as torchscale's XPOS (xpos_relative_position.py): rotary embeddings whose sin/cos are
+    # multiplied by scale^(pos / scale_base), scale_i = (2i + 0.4 d) / (1.4 d); keys take the inverse
+    # (downscale). torchscale centres the positions (pos - L/2), which cancels in q·k; relpos keeps them
+    # absolute, so a key scaled when it entered the decoding cache stays valid. x (B, H, L, d), positions (L,)
+    d = x.shape[-1]
+    pos = positions.to(torch.float64)
+    scale = ((torch.arange(0, d, 2, dtype=torch.float64) + 0.4 * d) / (1.4 * d)) ** (pos[:, None] / scale_base)
+    inv_freq = 1.0 / (base ** (torch.arange(0, d // 2, dtype=torch.float64) / (d // 2)))  # fixed_pos_embedding
+    ang = pos[:, None] * inv_freq[None, :]  # (L, d/2)
+    if downscale:
+        scale = 1 / scale
+
+    def duplicate_interleave(m):  # (L, d/2) -> (L, d): each column twice
+        return m[:, :, None].repeat(1, 1, 2).reshape(m.shape[0], -1)
+
+    def rotate_every_two(t):  # (x0, x1, ...) -> (-x1, x0, ...)
+        return torch.stack((-t[..., 1::2], t[..., 0::2]), dim=-1).flatten(-2)
+
+    sin, cos = duplicate_interleave(torch.sin(ang) * scale), duplicate_interleave(torch.cos(ang) * scale)
+    return x * cos + rotate_every_two(x) * sin
+
+
 # ----------------------------------------------------------------------------- the model
 
 class Reference:
@@ -217,6 +240,14 @@ class Reference:
             base = float(self.opt.get("base", 10000.0))
             q = rope_rotate(q, torch.arange(Lq), base)
             k = rope_rotate(k, torch.arange(Lk), base)
+        if self.type == "xpos" and self_attn:
+            base, sb = float(self.opt.get("base", 10000.0)), float(self.opt.get("scale_base", 512.0))
+            if kind == "dec_self":
+                q = xpos_rotate(q, torch.arange(Lq), base, sb)
+                k = xpos_rotate(k, torch.arange(Lk), base, sb, downscale=True)
+            else:  # relpos: the decay is causal; bidirectional attention is rotated only (rope)
+                q = rope_rotate(q, torch.arange(Lq), base)
+                k = rope_rotate(k, torch.arange(Lk), base)
         e = q @ k.transpose(-1, -2)  # (B, H, Lq, Lk)
         if txl:
             # Dai et al. 2019 sec. 3.3 as Ruoss et al. 2023's compute_attention_with_relative_encodings:
@@ -511,6 +542,7 @@ POSITIONS = [
     # nearly constant over distances 0..7, whose W_R gradients (1e-8 of the largest) leave Adam's second step
     # with rounding differences of 3e-11; the default is checked by tests/test_position_plugins.cpp
     ("txl", {"type": "txl", "options": {"max_time": 1000}}),
+    ("xpos", {"type": "xpos"}),
 ]
 
 
@@ -550,6 +582,9 @@ def cases():
             # txl: the pre-norm case also in encoder-decoder attention, and a max_time of its own
             if norm == "pre" and pname == "txl":
                 spec["position"] = {"type": "txl", "options": {"cross_attention": True, "max_time": 100}}
+            # xpos: the pre-norm case with a strong decay (scale_base 4: zeta_0^(7/4) = 0.11 at distance 7)
+            if norm == "pre" and pname == "xpos":
+                spec["position"] = {"type": "xpos", "options": {"scale_base": 4}}
             out.append(spec)
     return out
 
