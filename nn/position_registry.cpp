@@ -23,6 +23,7 @@ PositionRegistry& position_registry() {
         void register_fire(PositionRegistry&);       register_fire(r);
         void register_txl(PositionRegistry&);        register_txl(r);
         void register_xpos(PositionRegistry&);       register_xpos(r);
+        void register_cope(PositionRegistry&);       register_cope(r);
         return r;
     }();
     return reg;
