@@ -50,8 +50,9 @@ public:
     //    an undefined Var for none. `q` (B, H, Lq, d) is already scaled by 1/sqrt(d), so Shaw's
     //    (q·k + q·a^K)/sqrt(d) is q·k + q·a^K here.
     virtual Var<T> logit_bias(const Var<T>& q, std::size_t lk, std::size_t q_offset) { return {}; }
-    //    What attention calls: logits + logit_bias(...). Override only to fuse the two (Shaw does, to skip
-    //    an (Lq, Lk) temporary per layer); the result must equal the default.
+    //    What attention calls: logits + logit_bias(...). Override it to fuse the two (Shaw does, to skip
+    //    an (Lq, Lk) temporary per layer; the result must equal the default), or when the term depends on
+    //    the logits q·k themselves (CoPE's gates: its logit_bias alone has no meaning and throws).
     virtual Var<T> add_logit_bias(const Var<T>& logits, const Var<T>& q, std::size_t q_offset) {
         Var<T> b = logit_bias(q, logits.dim(3), q_offset);
         return b.defined() ? logits + b : logits;
@@ -125,6 +126,12 @@ public:
     bool same_as_none() const { return randomized_ == 0 && adds_nothing(); }
     // What same_as_none asks an encoding; override only where the claim has been checked bit for bit.
     virtual bool adds_nothing() const { return false; }
+    // Whether this encoding reads integer positions through the position map (embed and every hook it
+    // hands out). False for one that has none to read: `none`, or an encoding whose positions are counted
+    // from the context. make_position refuses `randomized` for it, and the generic tests
+    // (tests/test_position_generic.cpp) check that any map leaves its outputs unchanged instead of
+    // checking that it follows the map.
+    virtual bool reads_positions() const { return true; }
 
 protected:
     std::shared_ptr<PositionMap> map_ = std::make_shared<PositionMap>();

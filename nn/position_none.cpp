@@ -8,6 +8,7 @@ class NoPosition : public PositionEncoding<T> {
 public:
     NoPosition(Options&, const PositionContext&) {}
     bool adds_nothing() const override { return true; }
+    bool reads_positions() const override { return false; }
 };
 
 void register_none(PositionRegistry& r) {

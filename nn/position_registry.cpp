@@ -6,31 +6,24 @@
 
 namespace relpos::nn {
 
-// ---- the registration lines: one per built-in position encoding (each defined in its own file)
-void register_none(PositionRegistry&);
-void register_sinusoidal(PositionRegistry&);
-void register_learned(PositionRegistry&);
-void register_shaw(PositionRegistry&);
-void register_rope(PositionRegistry&);
-void register_alibi(PositionRegistry&);
-void register_t5(PositionRegistry&);
-void register_kerple(PositionRegistry&);
-void register_fire(PositionRegistry&);
-void register_txl(PositionRegistry&);
-
+// ---- the registration lines: one line per built-in position encoding, each defined in its own file
+// nn/position_<name>.cpp as `void register_<name>(PositionRegistry&)`, declared and called here. `relpos list`
+// shows them in this order.
 PositionRegistry& position_registry() {
     static PositionRegistry reg = [] {
         PositionRegistry r;
-        register_none(r);
-        register_sinusoidal(r);
-        register_learned(r);
-        register_shaw(r);
-        register_rope(r);
-        register_alibi(r);
-        register_t5(r);
-        register_kerple(r);
-        register_fire(r);
-        register_txl(r);
+        void register_none(PositionRegistry&);       register_none(r);
+        void register_sinusoidal(PositionRegistry&); register_sinusoidal(r);
+        void register_learned(PositionRegistry&);    register_learned(r);
+        void register_shaw(PositionRegistry&);       register_shaw(r);
+        void register_rope(PositionRegistry&);       register_rope(r);
+        void register_alibi(PositionRegistry&);      register_alibi(r);
+        void register_t5(PositionRegistry&);         register_t5(r);
+        void register_kerple(PositionRegistry&);     register_kerple(r);
+        void register_fire(PositionRegistry&);       register_fire(r);
+        void register_txl(PositionRegistry&);        register_txl(r);
+        void register_xpos(PositionRegistry&);       register_xpos(r);
+        void register_cope(PositionRegistry&);       register_cope(r);
         return r;
     }();
     return reg;
@@ -55,8 +48,10 @@ std::shared_ptr<PositionEncoding<T>> make_position(const std::string& type, Opti
     opts.get_string("type", type);  // `type` itself is a known key
     // The option every encoding takes (kRandomizedOption): randomized positions at training time.
     const long n = opts.get_int(kRandomizedOption, 0, 0, 1 << 20);
-    if (n > 0 && type == "none")
-        opts.fail(kRandomizedOption, "has nothing to randomize: encoding none gives the model no positions");
+    if (n > 0 && !p->reads_positions())
+        opts.fail(kRandomizedOption, fmt::format("has nothing to randomize: encoding {} gives the model no integer "
+                                                 "positions to draw",
+                                                 type));
     if (n > 0 && static_cast<std::size_t>(n) > p->max_length())
         opts.fail(kRandomizedOption, fmt::format("draws positions up to {} but the encoding has only {} (raise max_len "
                                                  "to at least {})", n - 1, p->max_length(), n));

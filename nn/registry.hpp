@@ -27,6 +27,15 @@ public:
         if (it == entries_.end()) throw std::logic_error("no plug-in named '" + e.name + "' to replace");
         *it = std::move(e);
     }
+    // Removes the entry of that name, which must exist (std::logic_error otherwise), and returns it: for a
+    // test that registers a plug-in of its own and must leave the process-wide registry as it found it.
+    Entry remove(const std::string& name) {
+        auto it = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& x) { return x.name == name; });
+        if (it == entries_.end()) throw std::logic_error("no plug-in named '" + name + "' to remove");
+        Entry e = std::move(*it);
+        entries_.erase(it);
+        return e;
+    }
     const Entry* find(const std::string& name) const {
         for (const auto& x : entries_)
             if (x.name == name) return &x;

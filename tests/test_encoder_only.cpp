@@ -30,44 +30,10 @@ nn::TransformerConfig encoder_only_config() {
     return cfg;
 }
 
-const std::vector<std::pair<std::string, std::map<std::string, std::string>>> kEncodings = {
-    {"none", {}}, {"sinusoidal", {}}, {"learned", {{"max_len", "32"}}}, {"shaw", {{"k", "2"}}}, {"rope", {}},
-    {"alibi", {}}, {"t5", {{"num_buckets", "8"}, {"max_distance", "16"}}}, {"kerple", {}}, {"fire", {}},
-    {"txl", {}}};
-
-bool differs(const Array<double>& a, const Array<double>& b, std::size_t from, std::size_t to) {
-    for (std::size_t i = from; i < to; ++i)
-        if (std::abs(a.data()[i] - b.data()[i]) > 1e-9) return true;
-    return false;
-}
-
 }  // namespace
 
-TEST_CASE("encoder_only/every position sees the positions after it", "[nn][encoder_only]") {
-    for (auto [type, opts] : kEncodings) {
-        INFO(type);
-        nn::Transformer<double> model(encoder_only_config(), positions<double>({{type, opts}}));
-        model.eval();
-        NoGradGuard ng;
-        const std::vector<std::int32_t> a = {2, 4, 5, 6, 7}, b = {2, 4, 5, 6, 9};  // only the last token differs
-        const Array<double> la = model.forward_bidirectional(a, 1, 5).value(), lb = model.forward_bidirectional(b, 1, 5).value();
-        CHECK(differs(la, lb, 0, 13));  // position 0's logits depend on position 4 (a causal mask would hide it)
-    }
-}
-
-TEST_CASE("encoder_only/padding changes nothing a row's real positions see", "[nn][encoder_only]") {
-    for (auto [type, opts] : kEncodings) {
-        INFO(type);
-        nn::Transformer<double> model(encoder_only_config(), positions<double>({{type, opts}}));
-        model.eval();
-        NoGradGuard ng;
-        const Array<double> alone = model.forward_bidirectional({2, 4, 5}, 1, 3).value();
-        // the same row, padded to 6 beside a longer row
-        const Array<double> both = model.forward_bidirectional({2, 4, 5, 0, 0, 0, 2, 7, 8, 9, 10, 11}, 2, 6).value();
-        for (std::size_t t = 0; t < 3; ++t)
-            for (std::size_t v = 0; v < 13; ++v) REQUIRE(std::abs(both(0, t, v) - alone(0, t, v)) < 1e-10);
-    }
-}
+// Every registered encoding: padding invariance and both directions are generic checks
+// (tests/test_position_generic.cpp).
 
 TEST_CASE("encoder_only/the model has no decoder", "[nn][encoder_only]") {
     nn::Transformer<double> model(encoder_only_config(), positions<double>({{"rope", {}}}));

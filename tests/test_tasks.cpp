@@ -378,15 +378,7 @@ TEST_CASE("tasks/Shaw with neither term names the no-position run; the other Tab
     // the rule is the encoding's own claim (adds_nothing), whatever the other options say
     CHECK(id("n3.yaml", "{type: shaw, k: 4, keys: false, values: false, per_head: true}") == id("n2.yaml", "{type: none}"));
     CHECK(id("n4.yaml", "{type: sinusoidal}") != id("n2.yaml", "{type: none}"));
-    Rng rng(0);
-    const nn::PositionContext ctx{8, 2, nn::Side::Encoder, &rng};
-    for (const std::string t : {"sinusoidal", "learned", "shaw", "rope", "alibi", "t5", "kerple", "fire", "txl"}) {
-        INFO(t);
-        nn::MapOptions o;
-        CHECK_FALSE(nn::make_position<float>(t, o, ctx)->same_as_none());
-    }
-    nn::MapOptions none_opts;
-    CHECK(nn::make_position<float>("none", none_opts, ctx)->same_as_none());
+    // whether each registered encoding's claim is true: tests/test_position_generic.cpp
 }
 
 TEST_CASE("tasks/randomized_eval: identity names the run the option's absence names", "[tasks][config]") {

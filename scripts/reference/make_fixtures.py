@@ -20,7 +20,8 @@ For each case it writes, under tests/fixtures/reference/<case>/:
                         the two losses, learning rates, Adam options, the greedy decode
 
 The model is written from the formulas (Vaswani et al. 2017; Shaw et al. 2018; Su et al. 2021; Press et
-al. 2022; Raffel et al. 2020; Chi et al. 2022; Li et al. 2023; Dai et al. 2019), not translated from relpos's code; where relpos has a convention of its
+al. 2022; Raffel et al. 2020; Chi et al. 2022; Li et al. 2023; Dai et al. 2019; Sun et al. 2022; Golovneva et
+al. 2024), not translated from relpos's code; where relpos has a convention of its
 own (Linear weights stored (in, out), q scaled before the relative terms, a fully masked row giving
 zeros, ...), the README next to the fixtures says which and the code below follows relpos.
 """
@@ -154,6 +155,57 @@ def txl_sinusoids(rel, D, max_time):
     return torch.cat([torch.sin(a), torch.cos(a)], dim=-1)  # (..., D)
 
 
+def xpos_rotate(x, positions, base=10000.0, scale_base=512.0, downscale=False):
+    # Sun et al. 2022 as torchscale's XPOS (xpos_relative_position.py): rotary embeddings whose sin/cos are
+    # multiplied by scale^(pos / scale_base), scale_i = (2i + 0.4 d) / (1.4 d); keys take the inverse
+    # (downscale). torchscale centres the positions (pos - L/2), which cancels in q·k; relpos keeps them
+    # absolute, so a key scaled when it entered the decoding cache stays valid. x (B, H, L, d), positions (L,)
+    d = x.shape[-1]
+    pos = positions.to(torch.float64)
+    scale = ((torch.arange(0, d, 2, dtype=torch.float64) + 0.4 * d) / (1.4 * d)) ** (pos[:, None] / scale_base)
+    inv_freq = 1.0 / (base ** (torch.arange(0, d // 2, dtype=torch.float64) / (d // 2)))  # fixed_pos_embedding
+    ang = pos[:, None] * inv_freq[None, :]  # (L, d/2)
+    if downscale:
+        scale = 1 / scale
+
+    def duplicate_interleave(m):  # (L, d/2) -> (L, d): each column twice
+        return m[:, :, None].repeat(1, 1, 2).reshape(m.shape[0], -1)
+
+    def rotate_every_two(t):  # (x0, x1, ...) -> (-x1, x0, ...)
+        return torch.stack((-t[..., 1::2], t[..., 0::2]), dim=-1).flatten(-2)
+
+    sin, cos = duplicate_interleave(torch.sin(ang) * scale), duplicate_interleave(torch.cos(ang) * scale)
+    return x * cos + rotate_every_two(x) * sin
+
+
+def cope_interpolate(query, pos_emb, pos, npos_max):
+    # Golovneva et al. 2024, the reference's CoPE.forward (facebookresearch/RAM, projects/cope) after the
+    # positions: clamped, the logits q·e of the integer positions interpolated between floor and ceil.
+    pos = pos.clamp(max=npos_max - 1)
+    pos_ceil = pos.ceil().long()
+    pos_floor = pos.floor().long()
+    logits_int = torch.matmul(query, pos_emb)  # (B, H, Lq, npos_max)
+    logits_ceil = logits_int.gather(-1, pos_ceil)
+    logits_floor = logits_int.gather(-1, pos_floor)
+    w = pos - pos_floor
+    return logits_ceil * w + logits_floor * (1 - w)
+
+
+def cope_term(query, attn_logits, blocked, npos_max, pos_emb, pos_emb_right=None):
+    # The reference's gates sigmoid(q·k) of the masked logits (a blocked key counts 0) and positions
+    # p_ij = sum_{t=j..i} g_it (cumulative sum from the right). With pos_emb_right (relpos's bidirectional
+    # form): keys after the query count to the right, p_ij = sum_{t=i..j} g_it, and read pos_emb_right.
+    Lq, Lk = attn_logits.shape[-2:]
+    gates = torch.sigmoid(attn_logits.masked_fill(blocked, float("-inf")))
+    i, j = torch.arange(Lq)[:, None], torch.arange(Lk)[None, :]
+    left = gates.masked_fill(j > i, 0.0).flip(-1).cumsum(dim=-1).flip(-1)
+    term = cope_interpolate(query, pos_emb, left, npos_max)
+    if pos_emb_right is None:
+        return term
+    right = gates.masked_fill(j < i, 0.0).cumsum(dim=-1)
+    return torch.where(j <= i, term, cope_interpolate(query, pos_emb_right, right, npos_max))
+
+
 # ----------------------------------------------------------------------------- the model
 
 class Reference:
@@ -217,6 +269,14 @@ class Reference:
             base = float(self.opt.get("base", 10000.0))
             q = rope_rotate(q, torch.arange(Lq), base)
             k = rope_rotate(k, torch.arange(Lk), base)
+        if self.type == "xpos" and self_attn:
+            base, sb = float(self.opt.get("base", 10000.0)), float(self.opt.get("scale_base", 512.0))
+            if kind == "dec_self":
+                q = xpos_rotate(q, torch.arange(Lq), base, sb)
+                k = xpos_rotate(k, torch.arange(Lk), base, sb, downscale=True)
+            else:  # relpos: the decay is causal; bidirectional attention is rotated only (rope)
+                q = rope_rotate(q, torch.arange(Lq), base)
+                k = rope_rotate(k, torch.arange(Lk), base)
         e = q @ k.transpose(-1, -2)  # (B, H, Lq, Lk)
         if txl:
             # Dai et al. 2019 sec. 3.3 as Ruoss et al. 2023's compute_attention_with_relative_encodings:
@@ -283,6 +343,9 @@ class Reference:
             blocked = blocked | key_blocked[:, None, None, :]
         if kind == "dec_self":
             blocked = blocked | (torch.arange(Lk)[None, :] > torch.arange(Lq)[:, None])[None, None]
+        if self.type == "cope" and self_attn:
+            e = e + cope_term(q, e, blocked, int(self.opt.get("npos_max", 64)), self.p[prefix + ".cope_emb"],
+                              self.p.get(prefix + ".cope_emb_right"))
         e = e.masked_fill(blocked, float("-inf"))
         a = torch.softmax(e, dim=-1)
         # relpos: a fully blocked row gives weights 0 (PyTorch gives NaN). No fixture batch has one.
@@ -410,6 +473,10 @@ def parameter_shapes(s):
             r += fire_shapes(prefix + ".fire.", int(o.get("hidden", 32)), H)
         if t == "txl" and (relative or o.get("cross_attention", False)):
             r += [(prefix + ".txl_u", (H, dh)), (prefix + ".txl_v", (H, dh)), (prefix + ".txl_w_r", (D, D))]
+        if t == "cope" and relative:
+            r.append((prefix + ".cope_emb", (dh, int(o.get("npos_max", 64)))))
+            if prefix.startswith("encoder."):
+                r.append((prefix + ".cope_emb_right", (dh, int(o.get("npos_max", 64)))))
         return r
 
     def ffn(prefix):
@@ -453,6 +520,8 @@ def init_parameters(s, gen):
             v = 1 + randn(0.3)
         elif name.endswith(".bias") or name.endswith("relative_attention_bias"):
             v = randn(0.3)
+        elif name.endswith("cope_emb") or name.endswith("cope_emb_right"):
+            v = randn(1.0)  # q·e of the positions must matter next to q·k (the reference starts at zeros)
         elif name.endswith("rel_k") or name.endswith("rel_v") or name.endswith("position.weight"):
             v = randn(0.5)
         else:  # (in, out) projections
@@ -511,6 +580,9 @@ POSITIONS = [
     # nearly constant over distances 0..7, whose W_R gradients (1e-8 of the largest) leave Adam's second step
     # with rounding differences of 3e-11; the default is checked by tests/test_position_plugins.cpp
     ("txl", {"type": "txl", "options": {"max_time": 1000}}),
+    ("xpos", {"type": "xpos"}),
+    # npos_max 4: counts above 3 are clamped (7 source tokens whose gates are around 0.5 count to 3.5)
+    ("cope", {"type": "cope", "options": {"npos_max": 4}}),
 ]
 
 
@@ -550,6 +622,13 @@ def cases():
             # txl: the pre-norm case also in encoder-decoder attention, and a max_time of its own
             if norm == "pre" and pname == "txl":
                 spec["position"] = {"type": "txl", "options": {"cross_attention": True, "max_time": 100}}
+            # xpos: the pre-norm case with a strong decay (scale_base 4: zeta_0^(7/4) = 0.11 at distance 7)
+            if norm == "pre" and pname == "xpos":
+                spec["position"] = {"type": "xpos", "options": {"scale_base": 4}}
+            # cope: the pre-norm case at the default npos_max (64: no clamping) and with two layers
+            if norm == "pre" and pname == "cope":
+                spec["position"] = {"type": "cope"}
+                spec["encoder_layers"] = spec["decoder_layers"] = 2
             out.append(spec)
     return out
 
@@ -689,6 +768,11 @@ def main():
                 diffs += [os.path.join(c.left, f) for f in c.diff_files + c.left_only + c.right_only]
                 stack += c.subdirs.values()
         shutil.rmtree(tmp)
+        index = os.path.join(args.out, "index.json")
+        listed = json.load(open(index))["cases"] if os.path.isfile(index) else []
+        if listed != known:  # the test reads the cases from it
+            diffs.append(index + " (lists " + ", ".join(sorted(set(listed) ^ set(known)) or ["the cases in another order"]) +
+                         " differently from the script; --only rewrites it)")
         print("fixtures up to date" if not diffs else "differ:\n" + "\n".join(diffs))
         return 1 if diffs else 0
     for s in chosen:
