@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Data-parallel scaling (docs/distributed.md): one run of the quickstart's Shaw model (Multi30k de->en,
+# Data-parallel scaling (docs/distributed.md): one run of the Shaw model of configs/quickstart_multi30k.yaml (Multi30k de->en,
 # 2+2 layers, d = 128, 2,048 tokens per update) trained for STEPS updates at each rank count, 1 thread per
 # rank, with the MPI build. Prints tokens/s (updates 6..STEPS, past start-up), the efficiency against one
 # rank, and the time the gradient sums took (on the wire or waiting for the slowest rank). The evaluation
@@ -21,7 +21,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_va
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 base=""
 for n in "${RANKS[@]}"; do
-  mpirun --oversubscribe --bind-to none -np "$n" "$BIN" run configs/quickstart.yaml name="scaling_np$n" \
+  mpirun --oversubscribe --bind-to none -np "$n" "$BIN" run configs/quickstart_multi30k.yaml name="scaling_np$n" \
     results_dir="$OUT" threads=1 'sweep.grid.model.position=[{type: shaw, k: 16}]' train.max_steps="$STEPS" \
     'eval.metrics=[loss]' 'report.metrics=[val.loss]' --quiet > "$OUT/np$n.log" 2>&1
   run=$(ls -d "$OUT/scaling_np$n/runs/"*)

@@ -13,7 +13,7 @@
 using namespace relpos;
 
 int main(int argc, char** argv) {
-    const std::size_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1182976;  // the quickstart's Shaw model
+    const std::size_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1182976;  // the Multi30k quickstart's Shaw model
     const int repeats = argc > 2 ? std::atoi(argv[2]) : 50;
     DistributedSession session;
     Communicator& comm = world();
