@@ -331,20 +331,16 @@ std::string run_identity(const ExperimentConfig& c) {
         YAML::Node node = YAML::Clone(p.node);
         if (!node.IsMap()) continue;
         try {
-            for (const auto& d : nn::describe_position_options(p.type))
+            auto docs = nn::describe_position_options(p.type);
+            for (const auto& d : docs)
                 if (!node[d.key] && !d.default_value.empty()) node[d.key] = YAML::Load(d.default_value);
-            // Options added after runs were finished: at their default (the computation those runs did)
-            // they are left out, so the runs keep their names. A new option of an existing encoding
-            // belongs here, with the default it is declared with.
-            static const std::pair<const char*, const char*> kLaterOptions[] = {
-                {nn::kRandomizedOption, "0"},            // every encoding but none (2026-11-24)
-                {nn::kRandomizedEvalOption, "identity"}, // the same
-                {"init_rows", "0"},                      // shaw (2026-11-26)
-                {"bidirectional", "symmetric"},          // alibi (2026-11-26): what it computed before; the
-                                                         // default is now offset
-            };
-            for (const auto& [key, def] : kLaterOptions)
-                if (node[key] && node[key].IsScalar() && node[key].Scalar() == def) node.remove(key);
+            // Options added after runs were finished: at the value each declares (the computation those runs
+            // did) they are left out, so the runs keep their names.
+            for (const auto& d : nn::describe_common_position_options()) docs.push_back(d);
+            for (const auto& d : docs)
+                if (!d.omit_from_run_name_at.empty() && node[d.key] && node[d.key].IsScalar() &&
+                    node[d.key].Scalar() == d.omit_from_run_name_at)
+                    node.remove(d.key);
         } catch (const std::exception&) {
             // an unknown type is reported by the model's validation, not here
         }
