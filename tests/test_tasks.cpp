@@ -13,7 +13,7 @@
 #include "experiments/data/batching.hpp"
 #include "experiments/eval/decode.hpp"
 #include "experiments/train/runner.hpp"
-#include "experiments/config/sweep.hpp"
+#include "experiments/run/sweep.hpp"
 #include "experiments/tasks/task.hpp"
 #include "experiments/train/trainer.hpp"
 #include "nn/position.hpp"

