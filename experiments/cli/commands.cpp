@@ -267,7 +267,7 @@ int cmd_list() {
                "cross-attention, so each encoding acts in the one stack's self-attention).\n");
     fmt::print("\nTasks (data.task), the model families they train and the metrics they compute (eval.metrics):\n");
     for (const auto& t : task_registry().entries()) {
-        fmt::print("  {:<18} {}\n", t.name, t.summary);  // 18: the longest names (stack_manipulation)
+        fmt::print("  {:<18} {}\n", t.name, t.summary);  // 18: the longest task name
         for (auto f : t.families) {
             std::string ms;
             for (const auto& m : t.metrics.at(f)) ms += (ms.empty() ? "" : ", ") + m;

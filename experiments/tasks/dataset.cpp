@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "experiments/data/synthetic.hpp"  // format_ids
+#include "experiments/tasks/synthetic.hpp"  // format_ids
 #include "experiments/eval/decode.hpp"
 #include "experiments/tasks/task.hpp"
 

@@ -22,7 +22,7 @@
 #include <fmt/format.h>
 
 #include "experiments/eval/decode.hpp"
-#include "experiments/data/synthetic.hpp"
+#include "experiments/tasks/synthetic.hpp"
 #include "experiments/tasks/algorithmic.hpp"
 #include "experiments/tasks/task.hpp"
 #include "experiments/train/trainer.hpp"

@@ -1,5 +1,5 @@
 // The encoder-decoder tasks: Multi30k translation and the synthetic sequence-to-sequence tasks
-// (experiments/data/synthetic.hpp). Both decode every split with beam search and score the hypotheses with
+// (experiments/tasks/synthetic.hpp). Both decode every split with beam search and score the hypotheses with
 // BLEU and exact-match metrics (seq2seq.hpp: translate_split, score_split).
 #include <algorithm>
 #include <unistd.h>
@@ -16,7 +16,7 @@
 #include "experiments/tasks/seq2seq.hpp"
 #include "experiments/train/trainer.hpp"
 #include "experiments/util/system.hpp"
-#include "experiments/data/synthetic.hpp"
+#include "experiments/tasks/synthetic.hpp"
 #include "experiments/tasks/task.hpp"
 
 namespace relpos {
