@@ -11,6 +11,8 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <map>
+#include <mutex>
 
 #include "experiments/config/schema.hpp"
 #include "experiments/util/text.hpp"
@@ -139,6 +141,7 @@ PositionSpec read_position_spec(const YAML::Node& node, const std::string& key, 
 void read_model(YamlOptions& o, ModelConfig& m, const std::string& file,
                 const std::shared_ptr<const ValueOrigins>& origins) {
     m.family = o.get_string("family", m.family, {"encoder_decoder", "decoder_only", "encoder_only"});
+    omit_from_run_name_at(o, "family", "encoder_decoder");  // came with decoder-only models
     m.d_model = o.get_int("d_model", m.d_model, 1, kNoMax);
     m.heads = o.get_int("heads", m.heads, 1, kNoMax);
     m.d_ff = o.get_int("d_ff", m.d_ff, 1, kNoMax);
@@ -197,9 +200,12 @@ void read_train(YamlOptions& o, TrainConfig& t) {
     if (o.has("stop")) {
         YamlOptions st = o.section("stop");
         t.patience = st.get_int("patience", t.patience, 0, kNoMax);
+        omit_from_run_name_at(st, "patience", "0");  // the stop section is named only when used
         t.min_delta = st.get_number("min_delta", t.min_delta, 0, kInf, false, false);
         t.stop_rule = st.get_string("rule", t.stop_rule, {"improvement", "running_best"});
+        omit_from_run_name_at(st, "rule", "running_best");  // the only rule before the key existed
         t.target_metric = st.get_string("target_metric", t.target_metric);
+        omit_from_run_name_at(st, "target_metric", "");
         t.target = st.get_number("target", t.target, -kInf, kInf, false, false);
         if (t.target_metric.empty() && st.has("target"))
             st.fail("target", "needs stop.target_metric (the validation metric it is a target for, e.g. accuracy)");
@@ -210,6 +216,7 @@ void read_train(YamlOptions& o, TrainConfig& t) {
         st.finish();
     }
     t.valid_bleu = o.get_bool("valid_bleu", t.valid_bleu);
+    omit_from_run_name_at(o, "valid_bleu", "false");
     o.finish();
 }
 
@@ -428,6 +435,29 @@ void cross_check(const ExperimentConfig& c, YamlOptions& data, YamlOptions& mode
 
 
 }  // namespace
+
+namespace {
+std::mutex g_run_name_mutex;
+std::map<std::string, std::string>& run_name_defaults() {
+    static std::map<std::string, std::string> m;
+    return m;
+}
+}  // namespace
+
+void omit_from_run_name_at(const YamlOptions& o, const std::string& key, const std::string& value) {
+    std::lock_guard<std::mutex> lock(g_run_name_mutex);  // configs are read on several threads (--jobs)
+    run_name_defaults()[o.key_path(key)] = value;
+}
+
+bool at_run_name_default(const std::string& dotted_key, const std::string& value) {
+    // Reading a config of defaults runs every declaration once (a config built in code was never read).
+    static const bool declared = (describe_config_keys(), true);
+    (void)declared;
+    std::lock_guard<std::mutex> lock(g_run_name_mutex);
+    const auto& m = run_name_defaults();
+    const auto it = m.find(dotted_key);
+    return it != m.end() && it->second == value;
+}
 
 ExperimentConfig parse_tree(const YAML::Node& root, const std::string& file,
                             const std::shared_ptr<const ValueOrigins>& origins, const LoadFlags& flags) {

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "experiments/config/schema.hpp"
+
 namespace relpos {
 
 namespace {
@@ -38,7 +40,9 @@ YAML::Node canonical_position(const PositionSpec& p) {
 }
 
 // for_hash: the text config_hash reads, where keys added later are left out at the value that means what
-// configs before them computed; the write-out (to_yaml) states every value, so that it reads back the same.
+// configs before them computed (each key declares that value where it is read: omit_from_run_name_at in
+// schema.cpp; data sections: TaskDataSchema::named_sections). The write-out (to_yaml) leaves out only what
+// it always has (model.family, train.valid_bleu, an unused stop section) and reads back the same.
 void emit_run_part(YAML::Emitter& out, const ExperimentConfig& c, bool for_hash) {
     using namespace YAML;
     out << Key << "seed" << Value << c.seed;
@@ -82,7 +86,7 @@ void emit_run_part(YAML::Emitter& out, const ExperimentConfig& c, bool for_hash)
 
     const auto& m = c.model;
     out << Key << "model" << Value << BeginMap;
-    if (m.family != "encoder_decoder") out << Key << "family" << Value << m.family;  // (hash of older configs kept)
+    if (!at_run_name_default("model.family", m.family)) out << Key << "family" << Value << m.family;
     out << Key << "d_model" << Value << m.d_model;
     out << Key << "heads" << Value << m.heads;
     out << Key << "d_ff" << Value << m.d_ff;
@@ -128,22 +132,22 @@ void emit_run_part(YAML::Emitter& out, const ExperimentConfig& c, bool for_hash)
     out << Key << "on_nonfinite" << Value << t.on_nonfinite;
     out << Key << "time_limit_minutes" << Value;
     emit_double(out, t.time_limit_minutes);
-    // Written only when used, so configs from before these keys keep their config hash (finished
-    // runs stay matched and skipped).
-    // The rule is written unless it is running_best, the only rule before the key existed; a target
-    // only when set.
-    if (t.patience > 0 || !t.target_metric.empty()) {
+    // Written only when used (a key of it off its declared value), so configs from before these keys keep
+    // their config hash (finished runs stay matched and skipped); the rule leaves the hash at its declared
+    // value, a target is written only when set.
+    if (!at_run_name_default("train.stop.patience", std::to_string(t.patience)) ||
+        !at_run_name_default("train.stop.target_metric", t.target_metric)) {
         out << Key << "stop" << Value << Flow << BeginMap << Key << "patience" << Value << t.patience << Key
             << "min_delta" << Value;
         emit_double(out, t.min_delta);
-        if (!for_hash || t.stop_rule != "running_best") out << Key << "rule" << Value << t.stop_rule;
+        if (!for_hash || !at_run_name_default("train.stop.rule", t.stop_rule)) out << Key << "rule" << Value << t.stop_rule;
         if (!t.target_metric.empty()) {
             out << Key << "target_metric" << Value << t.target_metric << Key << "target" << Value;
             emit_double(out, t.target);
         }
         out << EndMap;
     }
-    if (t.valid_bleu) out << Key << "valid_bleu" << Value << true;
+    if (!at_run_name_default("train.valid_bleu", t.valid_bleu ? "true" : "false")) out << Key << "valid_bleu" << Value << true;
     out << EndMap;
 
     const auto& e = c.eval;
