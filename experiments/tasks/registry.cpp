@@ -47,12 +47,6 @@ bool reads_tokenized_text(const ExperimentConfig& cfg) {
     return e && e->tokenized_text && cfg.data.tokenized;
 }
 
-nn::Family model_family(const ModelConfig& m) {
-    if (m.family == "decoder_only") return nn::Family::DecoderOnly;
-    if (m.family == "encoder_only") return nn::Family::EncoderOnly;
-    return nn::Family::EncoderDecoder;
-}
-
 std::shared_ptr<Subword> train_subword(const ExperimentConfig& cfg, const std::vector<std::string>& sentences,
                                        const std::string& cache_dir) {
     SubwordOptions so;

@@ -17,6 +17,7 @@
 #include "experiments/data/corpus.hpp"
 #include "experiments/data/example.hpp"
 #include "experiments/data/subword.hpp"
+#include "experiments/train/model.hpp"  // model_family
 #include "nn/registry.hpp"
 #include "nn/transformer.hpp"
 
@@ -111,8 +112,6 @@ using TaskRegistry = nn::Registry<TaskEntry>;  // nn/registry.hpp: refuses a sec
 
 // The process-wide registry, with the built-in tasks registered on first use.
 TaskRegistry& task_registry();
-
-nn::Family model_family(const ModelConfig& m);
 
 // The registry entry of a config's task, or nullptr when data.task names none (make_task reports that).
 const TaskEntry* task_entry(const ExperimentConfig& cfg);

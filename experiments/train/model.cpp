@@ -8,7 +8,11 @@
 
 namespace relpos {
 
-nn::Family model_family(const ModelConfig& m);  // experiments/tasks/registry.cpp
+nn::Family model_family(const ModelConfig& m) {
+    if (m.family == "decoder_only") return nn::Family::DecoderOnly;
+    if (m.family == "encoder_only") return nn::Family::EncoderOnly;
+    return nn::Family::EncoderDecoder;
+}
 
 namespace {
 

@@ -10,6 +10,9 @@
 
 namespace relpos {
 
+// model.family as the nn layer names it.
+nn::Family model_family(const ModelConfig& m);
+
 // Builds the model; the position encodings read and validate their options from the config (errors
 // name the file, line and key). Throws ConfigError when a learned position table is shorter than
 // the longest sequence of the data, or when the model cannot fit in this machine's memory.
