@@ -17,7 +17,7 @@
 #include "fuzz/common.hpp"
 #include "experiments/config/config.hpp"
 #include "experiments/data/corpus.hpp"
-#include "experiments/config/sweep.hpp"
+#include "experiments/run/sweep.hpp"
 #include "nn/options.hpp"
 
 namespace {

@@ -32,6 +32,10 @@ public:
     virtual void finish() = 0;
     // Throws OptionError about `key` with the given explanation (for checks across options).
     [[noreturn]] virtual void fail(const std::string& key, const std::string& what) = 0;
+    // Declares, next to the getter of an option added after runs were finished, the value at which the
+    // option is left out of a run's name (the computation those runs did), so that they keep their names.
+    // Only describe_position_options records it (OptionDoc::omit_from_run_name_at); reading ignores it.
+    virtual void omit_from_run_name_at(const std::string& key, const std::string& value) {}
 };
 
 // Options from a string map (values parsed on demand). Used in code and tests.

@@ -177,9 +177,14 @@ constexpr const char* kRandomizedOption = "randomized";
 constexpr const char* kRandomizedEvalOption = "randomized_eval";
 
 // One documented option of an encoding, recorded by building it with defaults (for `relpos list`).
+// omit_from_run_name_at: the value at which a run's name leaves the option out ("" = never; declared with
+// Options::omit_from_run_name_at where the option is read).
 struct OptionDoc {
     std::string key, type, default_value, range;
+    std::string omit_from_run_name_at;
 };
 std::vector<OptionDoc> describe_position_options(const std::string& type);
+// The options every encoding takes (kRandomizedOption, kRandomizedEvalOption), described the same way.
+std::vector<OptionDoc> describe_common_position_options();
 
 }  // namespace relpos::nn

@@ -73,7 +73,10 @@ class AlibiPosition : public PositionEncoding<T> {
 public:
     AlibiPosition(Options& o, const PositionContext&)
         : cross_(o.get_bool("cross_attention", false)),
-          offset_(o.get_string("bidirectional", "offset", {"offset", "symmetric"}) == "offset") {}
+          offset_(o.get_string("bidirectional", "offset", {"offset", "symmetric"}) == "offset") {
+        // the option came 2026-11-26; the runs before it computed symmetric, and keep their names
+        o.omit_from_run_name_at("bidirectional", "symmetric");
+    }
     std::shared_ptr<AttentionPosition<T>> for_attention(const AttentionSite& site, Rng&) override {
         if (site.kind == AttentionSite::Cross && !cross_) return nullptr;
         return std::make_shared<AlibiAttention<T>>(site.heads, site.causal(), offset_, this->position_map_handle(site));

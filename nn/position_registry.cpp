@@ -60,6 +60,8 @@ std::shared_ptr<PositionEncoding<T>> make_position(const std::string& type, Opti
     if (at_eval == "sample" && n == 0)
         opts.fail(kRandomizedEvalOption, "samples positions at evaluation only with randomized: N (N > 0) set too");
     p->set_randomized_at_eval(at_eval == "sample");
+    opts.omit_from_run_name_at(kRandomizedOption, "0");             // came 2026-11-24, after runs were finished
+    opts.omit_from_run_name_at(kRandomizedEvalOption, "identity");  // the same
     opts.finish();
     return p;
 }
@@ -70,24 +72,28 @@ class RecordingOptions : public Options {
 public:
     std::vector<OptionDoc> docs;
     long get_int(const std::string& k, long def, long mn, long mx) override {
-        docs.push_back({k, "int", std::to_string(def), fmt::format("[{}, {}]", mn, mx)});
+        docs.push_back({k, "int", std::to_string(def), fmt::format("[{}, {}]", mn, mx), ""});
         return def;
     }
     double get_double(const std::string& k, double def, double mn, double mx) override {
-        docs.push_back({k, "number", fmt::format("{}", def), fmt::format("[{}, {}]", mn, mx)});
+        docs.push_back({k, "number", fmt::format("{}", def), fmt::format("[{}, {}]", mn, mx), ""});
         return def;
     }
     bool get_bool(const std::string& k, bool def) override {
-        docs.push_back({k, "bool", def ? "true" : "false", "true|false"});
+        docs.push_back({k, "bool", def ? "true" : "false", "true|false", ""});
         return def;
     }
     std::string get_string(const std::string& k, const std::string& def, const std::vector<std::string>& allowed) override {
         std::string r;
         for (auto& a : allowed) r += (r.empty() ? "" : "|") + a;
-        docs.push_back({k, "string", def, r});
+        docs.push_back({k, "string", def, r, ""});
         return def;
     }
     bool has(const std::string&) const override { return false; }
+    void omit_from_run_name_at(const std::string& k, const std::string& value) override {
+        for (auto& d : docs)
+            if (d.key == k) d.omit_from_run_name_at = value;
+    }
     void finish() override {}
     void fail(const std::string& key, const std::string& what) override {
         throw OptionError(fmt::format("'{}' {}", key, what));
@@ -106,6 +112,18 @@ std::vector<OptionDoc> describe_position_options(const std::string& type) {
     std::vector<OptionDoc> out;
     for (auto& d : rec.docs)
         if (std::none_of(out.begin(), out.end(), [&](const OptionDoc& o) { return o.key == d.key; })) out.push_back(d);
+    return out;
+}
+
+std::vector<OptionDoc> describe_common_position_options() {
+    // make_position reads them after the encoding's own options: recorded through encoding none, which has none.
+    RecordingOptions rec;
+    Rng rng(0);
+    PositionContext ctx{8, 2, Side::Encoder, &rng};
+    make_position<double>("none", rec, ctx);
+    std::vector<OptionDoc> out;
+    for (auto& d : rec.docs)
+        if (d.key == kRandomizedOption || d.key == kRandomizedEvalOption) out.push_back(d);
     return out;
 }
 

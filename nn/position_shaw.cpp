@@ -116,6 +116,7 @@ public:
         o_.per_head = opt.get_bool("per_head", false);
         o_.cross = opt.get_bool("cross_attention", false);
         o_.init_rows = static_cast<std::size_t>(opt.get_int("init_rows", 0, 0, 1 << 21));
+        opt.omit_from_run_name_at("init_rows", "0");  // came 2026-11-26, after runs were finished
         if (o_.tie && !(o_.keys && o_.values))
             opt.fail("tie", "needs both keys: true and values: true (it shares one table between the two terms)");
     }

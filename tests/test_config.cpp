@@ -11,7 +11,7 @@
 #include <string>
 
 #include "experiments/config/config.hpp"
-#include "experiments/config/sweep.hpp"
+#include "experiments/run/sweep.hpp"
 #include "nn/printable.hpp"
 
 using namespace relpos;

@@ -20,7 +20,7 @@
 #include "experiments/eval/bleu.hpp"
 #include "experiments/data/corpus.hpp"
 #include "experiments/data/subword.hpp"
-#include "experiments/data/synthetic.hpp"
+#include "experiments/tasks/synthetic.hpp"
 
 using namespace relpos;
 namespace fs = std::filesystem;

@@ -1,4 +1,5 @@
-// relpos report: the competence view of gated runs and report axes that join several swept keys.
+// relpos report: tables from fixture runs, paired differences, contrasts, learning curves, metric against
+// length, the competence view of gated runs and report axes that join several swept keys.
 #include <unistd.h>
 
 #include <filesystem>
@@ -6,13 +7,22 @@
 
 #include <catch2/catch.hpp>
 
+#include "experiments/data/corpus.hpp"
 #include "experiments/data/json.hpp"
+#include "experiments/eval/significance.hpp"
 #include "experiments/report/report.hpp"
 
 using namespace relpos;
 namespace fs = std::filesystem;
 
 namespace {
+
+std::string fresh_dir(const std::string& name) {
+    const fs::path d = fs::temp_directory_path() / ("relpos-test-" + name + "-" + std::to_string(getpid()));
+    fs::remove_all(d);
+    fs::create_directories(d);
+    return d.string();
+}
 
 // A finished-experiment directory with hand-written runs: tasks a, b x encodings p, q x seeds 1, 2.
 // Each run: {"task", "pos", seed, test accuracy, reached the target or not (-1: no competence record)}.
@@ -102,4 +112,251 @@ TEST_CASE("report/gated runs: competent counts, metrics over competent runs, max
     CHECK(render_markdown(build_report(plain.string())).find("### Competence") == std::string::npos);
     fs::remove_all(dir);
     fs::remove_all(plain);
+}
+
+TEST_CASE("report/renders_tables_from_fixture_runs", "[report]") {
+    const std::string dir = fresh_dir("report");
+    fs::copy(std::string(RELPOS_SOURCE_DIR) + "/tests/fixtures/runs", dir, fs::copy_options::recursive);
+    ReportTables t = build_report(dir + "/fixture_k");
+    CHECK(t.runs == 4);
+    REQUIRE(t.rows == std::vector<std::string>{"0", "16"});
+    const Stats s16 = t.cells.at({"16", "", "test2016.bleu_tok"});
+    CHECK(s16.n == 3);
+    CHECK(s16.mean == Approx(31.0));
+    CHECK(s16.std == Approx(1.0));  // 30, 31, 32: sample sd 1
+    const Stats s0 = t.cells.at({"0", "", "test2016.bleu_tok"});
+    CHECK(s0.n == 1);
+    const std::string md = render_markdown(t);
+    CHECK_THAT(md, Catch::Contains("31.00 ± 1.00 (n=3)") && Catch::Contains("25.8") && Catch::Contains("12.5"));
+    CHECK_THAT(render_csv(t), Catch::Contains("16,,test2016.bleu_tok,31.0000,1.0000,3,25.8"));
+    CHECK_THAT(render_json(t), Catch::Contains("\"mean\": 31.0,"));
+    // every run's own numbers, seeds as columns (k = 0 has seed 1 only)
+    REQUIRE(t.seeds == std::vector<std::string>{"1", "2", "3"});
+    CHECK(t.per_seed.at({"16", "2", "test2016.bleu_tok"}) == Approx(31.0));
+    CHECK_THAT(md, Catch::Contains("| model.position.k | seed 1 | seed 2 | seed 3 |") &&
+                       Catch::Contains("| 0 | 10.00 / 11.00 | – | – |") &&
+                       Catch::Contains("Each finished run: test2016.bleu_tok / val.bleu_tok."));
+    fs::remove_all(dir);
+}
+
+TEST_CASE("report/baseline_differences_are_paired_by_seed", "[report]") {
+    const std::string dir = fresh_dir("report_baseline");
+    fs::copy(std::string(RELPOS_SOURCE_DIR) + "/tests/fixtures/runs", dir, fs::copy_options::recursive);
+    std::ofstream(dir + "/fixture_k/experiment.yaml", std::ios::app) << "  baseline: \"16\"\n";
+    ReportTables t = build_report(dir + "/fixture_k");
+    REQUIRE(t.baseline == "16");
+    // k = 0 has seed 1 only (10.0); k = 16 seed 1 is 30.0: one pair, -20
+    const Stats d0 = t.paired.at({"0", "test2016.bleu_tok"});
+    CHECK(d0.n == 1);
+    CHECK(d0.mean == Approx(-20.0));
+    const Stats d16 = t.paired.at({"16", "test2016.bleu_tok"});
+    CHECK(d16.n == 3);
+    CHECK(d16.mean == Approx(0.0));
+    const std::string md = render_markdown(t);
+    CHECK_THAT(md, Catch::Contains("Δ test2016.bleu_tok vs 16 (same seed, 95% CI)") && Catch::Contains("-20.00 (n=1)") &&
+                       Catch::Contains("(baseline)"));
+    CHECK_THAT(render_csv(t), Catch::Contains("0,,test2016.bleu_tok,10.0000,,1,12.5,-20.0000,,1"));
+    const std::string json = render_json(t);
+    const Json cells = Json::parse(json)["cells"];
+    const auto k0 = std::find_if(cells.begin(), cells.end(), [](const Json& c) {
+        return c["row"] == "0" && c["metric"] == "test2016.bleu_tok";
+    });
+    REQUIRE(k0 != cells.end());
+    CHECK((*k0)["delta_vs_baseline"] == Json{{"baseline", "16"}, {"mean", -20.0}, {"std", nullptr}, {"n", 1}});
+    // a second k = 0 seed: differences -20 and -19, sd 0.71, t = -19.5 / (0.71 / sqrt 2) = -39, beyond
+    // the 5% critical value for 1 degree of freedom (12.706); the 95% interval is
+    // -19.5 ± 12.706 * 0.5 = [-25.85, -13.15]
+    const std::string k0s2 = dir + "/fixture_k/runs/k=0_seed=2";
+    fs::create_directories(k0s2);
+    std::ofstream(k0s2 + "/results.json") << "{\"id\": \"k=0_seed=2\", \"labels\": {\"model.position.k\": \"0\", \"seed\": \"2\"}, "
+                                             "\"metrics\": {\"test2016.bleu_tok\": 12.0, \"val.bleu_tok\": 13.0}}\n";
+    const ReportTables t2 = build_report(dir + "/fixture_k");
+    CHECK_THAT(render_markdown(t2), Catch::Contains("-19.50 [-25.85, -13.15] n=2 t=-39.0†"));
+    // The family of comparisons: k = 0 is now a paired t-test with a spread (t = -39, 1 df: p = 0.0163);
+    // k = 16 has no spread (the same values as the baseline) and n = 1 rows have no test: a family of one
+    // per metric that has one, Holm-adjusted over the family.
+    REQUIRE_FALSE(t2.family_t.empty());
+    for (const auto& c : t2.family_t) {
+        CHECK(c.p_holm >= c.p);
+        CHECK(c.p_holm <= 1.0);
+    }
+    const auto k0t = std::find_if(t2.family_t.begin(), t2.family_t.end(), [](const auto& c) {
+        return c.a == "0" && c.metric == "test2016.bleu_tok";
+    });
+    REQUIRE(k0t != t2.family_t.end());
+    CHECK(k0t->p == Approx(0.0163).margin(2e-4));
+    std::vector<double> raw;
+    for (const auto& c : t2.family_t) raw.push_back(c.p);
+    CHECK(k0t->p_holm == Approx(holm_adjust(raw)[std::size_t(k0t - t2.family_t.begin())]).margin(1e-12));
+    CHECK(k0t->p_holm > k0t->p);  // a family of more than one: the adjustment costs something
+    CHECK_THAT(render_markdown(t2), Catch::Contains("### Multiplicity (Holm)") && Catch::Contains("| 0 − 16 | test2016.bleu_tok | 2 |"));
+    // A contrast that repeats a baseline comparison (0 - 16 with baseline 16) is the same test: counted once.
+    std::ofstream(dir + "/fixture_k/experiment.yaml", std::ios::app) << "  contrasts: [[\"0\", \"16\"]]\n";
+    const ReportTables t3 = build_report(dir + "/fixture_k");
+    CHECK(t3.family_t.size() == t2.family_t.size());
+    const Json fam = Json::parse(render_json(t2))["family_t"];
+    REQUIRE(fam.is_array());
+    CHECK(std::any_of(fam.begin(), fam.end(), [](const Json& c) { return c["row"] == "0" && c.contains("p_holm"); }));
+    fs::remove_all(dir);
+}
+
+TEST_CASE("report/contrasts_compare_two_rows_paired_by_seed_and_by_bootstrap", "[report]") {
+    // Three rows on the real test2016 references (hand-made hypotheses): k = 16 copies the references,
+    // k = 4 drops the last word of every other sentence, k = 0 of every sentence. The baseline is 16 and
+    // the contrast asks 4 - 0, which no baseline column shows: paired by seed (60 - 40, 61 - 42) and by a
+    // bootstrap over the sentences (4 is the better system: observed BLEU difference > 0, p < 0.05).
+    const std::string dir = fresh_dir("report_contrasts");
+    const std::string exp = dir + "/contrasts";
+    fs::create_directories(exp + "/runs");
+    const std::string data = std::string(RELPOS_SOURCE_DIR) + "/data/multi30k";
+    std::ofstream(exp + "/experiment.yaml")
+        << "name: contrasts\ndata: {task: multi30k, dir: " << data << ", src: de, tgt: en, tokenized: true, "
+        << "test_splits: [test2016]}\nmodel: {position: {type: shaw, k: 16}}\n"
+           "eval: {splits: [val, test2016], metrics: [bleu_tok]}\nsweep:\n  grid:\n    model.position.k: [0, 4, 16]\n"
+           "  seeds: [1, 2]\nreport:\n  rows: model.position.k\n  metrics: [test2016.bleu_tok]\n  baseline: \"16\"\n"
+           "  bootstrap: 200\n  contrasts: [[\"4\", \"0\"], [\"0\", \"4\"]]\n";
+    const auto refs = read_lines(multi30k_path(data, "test2016", "en", true));
+    REQUIRE(refs.size() > 900);
+    auto run = [&](const std::string& k, int seed, double bleu, std::size_t every) {
+        const std::string id = "k=" + k + "_seed=" + std::to_string(seed);
+        fs::create_directories(exp + "/runs/" + id);
+        std::ofstream(exp + "/runs/" + id + "/results.json")
+            << "{\"id\": \"" << id << "\", \"labels\": {\"model.position.k\": \"" << k << "\", \"seed\": \"" << seed
+            << "\"}, \"metrics\": {\"test2016.bleu_tok\": " << bleu << "}}\n";
+        std::ofstream hyp(exp + "/runs/" + id + "/hyp.test2016.txt");
+        for (std::size_t i = 0; i < refs.size(); ++i) {
+            std::string h = refs[i];
+            if (every && i % every == 0 && h.rfind(' ') != std::string::npos) h = h.substr(0, h.rfind(' '));
+            hyp << h << "\n";
+        }
+    };
+    for (int seed : {1, 2}) {
+        run("16", seed, 100, 0);
+        run("4", seed, seed == 1 ? 60 : 61, 2);
+        run("0", seed, seed == 1 ? 40 : 42, 1);
+    }
+    const ReportTables t = build_report(exp);
+    REQUIRE(t.contrasts.size() == 2);
+    const Stats d = t.contrast_paired.at({"4", "0", "test2016.bleu_tok"});
+    CHECK(d.n == 2);
+    CHECK(d.mean == Approx(19.5));  // (60 - 40 + 61 - 42) / 2
+    CHECK(t.contrast_paired.at({"0", "4", "test2016.bleu_tok"}).mean == Approx(-19.5));
+    const auto& b = t.contrast_bootstrap.at({"4", "0", "test2016.bleu_tok"});
+    CHECK(b.seeds == 2);
+    CHECK(b.resamples == 200);
+    CHECK(b.observed > 0);
+    CHECK(b.p_value < 0.05);
+    CHECK(b.ci_low > 0);
+    CHECK(t.contrast_bootstrap.at({"0", "4", "test2016.bleu_tok"}).observed == Approx(-b.observed));
+    // the baseline's bootstrap is the same computation with the baseline as the second row
+    CHECK(t.bootstrap.at({"4", "test2016.bleu_tok"}).observed < 0);
+    const std::string md = render_markdown(t);
+    CHECK_THAT(md, Catch::Contains("### Contrasts between rows") && Catch::Contains("| 4 − 0 | +19.50 [") &&
+                       Catch::Contains("| 0 − 4 | -19.50 ["));
+    const Json json = Json::parse(render_json(t));
+    REQUIRE(json["contrasts"].size() == 2);
+    CHECK(json["contrasts"][0]["row"] == "4");
+    CHECK(json["contrasts"][0]["minus"] == "0");
+    CHECK(json["contrasts"][0]["mean"] == Approx(19.5));
+    CHECK(json["contrasts"][0]["bootstrap"]["seeds"] == 2);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("report/learning_curves_average_seeds_per_row", "[report]") {
+    // One curve per row: the mean validation loss over the row's seeds that reached each step, with the
+    // band from the lowest to the highest (k = 16 at step 10: (4 + 5 + 6) / 3; seed 3 stopped there).
+    const std::string dir = fresh_dir("report_curves");
+    fs::copy(std::string(RELPOS_SOURCE_DIR) + "/tests/fixtures/runs", dir, fs::copy_options::recursive);
+    ReportTables t = build_report(dir + "/fixture_k");
+    std::string note;
+    render_plots(dir + "/fixture_k", t, &note);
+    if (!note.empty()) {
+        WARN(note);
+        return;
+    }
+    const auto read = [&](const std::string& name) {
+        std::ifstream in(dir + "/fixture_k/plots/" + name);
+        return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    };
+    // step, mean, lowest, highest, seeds at that step
+    CHECK(read("curve_0.dat") == "10 7 7 7 1\n");           // k = 0, one seed
+    CHECK(read("curve_1.dat") == "10 5 4 6 3\n20 2.5 2 3 2\n");  // k = 16: three seeds, then the two that went on
+    CHECK(read("stops_1.dat") == "20 3\n20 2\n10 6\n");          // where each k = 16 run stopped
+    CHECK(read("k=16_seed=2.valid.dat") == "10 5\n20 2\n");
+    const std::string gp = read("learning_curves.gp");
+    CHECK_THAT(gp, Catch::Contains("title 'k=0 (n=1)'") && Catch::Contains("title 'k=16 (n=3)'"));
+    CHECK_THAT(gp, Catch::Contains("lc rgb '#0072B2'") && Catch::Contains("lc rgb '#D55E00'"));  // one colour per row
+    // a title with a quote is escaped for gnuplot (it used to end the string and break the script),
+    // and the explanation goes on a second line of the title
+    fs::remove_all(dir + "/fixture_k/plots");
+    t.title = "Shaw's clipping";
+    t.plots = {"learning_curves", "metric_vs_row"};
+    render_plots(dir + "/fixture_k", t, &note);
+    CHECK_THAT(read("learning_curves.gp"),
+               Catch::Contains("title 'Shaw''s clipping' . \"\\n\" . 'mean over seeds, band = lowest to highest seed"));
+    CHECK_THAT(read("metric_vs_row.gp"), Catch::Contains("set title 'Shaw''s clipping'"));
+    CHECK(fs::file_size(dir + "/fixture_k/plots/learning_curves.png") > 0);
+    CHECK(fs::file_size(dir + "/fixture_k/plots/metric_vs_row.png") > 0);
+    // the paper's series has every row it has a value for, finished here or not
+    t.reference["64"] = 25.9;
+    render_plots(dir + "/fixture_k", t, &note);
+    CHECK(read("metric_vs_row.paper.dat") == "0 12.5\n16 25.8\n");  // rows are the table's: 64 is not one
+    t.rows.push_back("64");
+    t.cells[{"64", "", "test2016.bleu_tok"}] = Stats{};
+    render_plots(dir + "/fixture_k", t, &note);
+    CHECK(read("metric_vs_row.paper.dat") == "0 12.5\n16 25.8\n64 25.9\n");
+    CHECK(read("metric_vs_row.dat") == "0 10 0\n16 31 1\n");
+    // report.plots picks the plots: only BLEU vs k here
+    fs::remove_all(dir + "/fixture_k/plots");
+    t.plots = {"metric_vs_row"};
+    render_plots(dir + "/fixture_k", t, &note);
+    CHECK(fs::exists(dir + "/fixture_k/plots/metric_vs_row.gp"));
+    CHECK_FALSE(fs::exists(dir + "/fixture_k/plots/learning_curves.gp"));
+    CHECK_FALSE(fs::exists(dir + "/fixture_k/plots/k=0_seed=1.attention.gp"));
+    fs::remove_all(dir);
+}
+
+TEST_CASE("report/metric_vs_length draws every measured length, the training lengths from val too", "[report]") {
+    // Runs that wrote val.accuracy@1..2 (training lengths) and test.accuracy@3..4, while the report lists
+    // only test.accuracy@3: the plot's line has all four lengths (the test split's own where both exist).
+    const std::string dir = fresh_dir("report_lengths");
+    const std::string exp = dir + "/lengths";
+    fs::create_directories(exp + "/runs");
+    std::ofstream(exp + "/experiment.yaml")
+        << "name: lengths\ndata: {task: copy, valid_split: val, test_splits: [test]}\n"
+           "model: {family: decoder_only, position: {type: rope}}\n"
+           "eval: {splits: [val, test], metrics: [accuracy]}\nsweep:\n  grid:\n    model.position.type: [rope, alibi]\n"
+           "report:\n  rows: model.position.type\n  metrics: [test.accuracy, test.accuracy@3]\n  plots: [metric_vs_length]\n";
+    auto run = [&](const std::string& type, int seed, double shift) {
+        const std::string id = "type=" + type + "_seed=" + std::to_string(seed);
+        fs::create_directories(exp + "/runs/" + id);
+        std::ofstream(exp + "/runs/" + id + "/results.json")
+            << "{\"id\": \"" << id << "\", \"labels\": {\"model.position.type\": \"" << type << "\", \"seed\": \""
+            << seed << "\"}, \"metrics\": {\"val.accuracy@1\": " << 100 - shift << ", \"val.accuracy@2\": " << 90 - shift
+            << ", \"test.accuracy@2\": 1.0, \"test.accuracy@3\": " << 50 - shift << ", \"test.accuracy@4\": " << 20 - shift
+            << ", \"test.accuracy\": " << 35 - shift << "}}\n";
+    };
+    run("rope", 1, 0);
+    run("rope", 2, 10);
+    run("alibi", 1, 4);
+    ReportTables t = build_report(exp);
+    CHECK(t.length_cells.at({"rope", "", "val.accuracy@2"}).mean == Approx(85.0));
+    CHECK(t.length_cells.at({"rope", "", "test.accuracy@4"}).n == 2);
+    std::string note;
+    render_plots(exp, t, &note);
+    if (!note.empty()) {
+        WARN(note);
+        return;
+    }
+    std::ifstream in(exp + "/plots/metric_vs_length.test.accuracy.rope.dat");
+    const std::string dat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // n, mean, mean - sd, mean + sd (sd of 100, 90 is 7.07...): lengths 1, 2 from val, 3, 4 from test; at 2
+    // the test split's own value (1.0) wins over val's
+    CHECK_THAT(dat, Catch::StartsWith("1 95 ") && Catch::Contains("\n2 1 1 1\n") && Catch::Contains("\n3 45 ") &&
+                        Catch::Contains("\n4 15 "));
+    std::ifstream gin(exp + "/plots/metric_vs_length.test.accuracy.gp");
+    const std::string gp((std::istreambuf_iterator<char>(gin)), std::istreambuf_iterator<char>());
+    CHECK_THAT(gp, Catch::Contains("set yrange [-2:102]") && Catch::Contains("title 'rope'") &&
+                       Catch::Contains("title 'alibi'") && !Catch::Contains("logscale x"));
+    fs::remove_all(dir);
 }

@@ -1,7 +1,7 @@
 // The task seam and the decoder-only family: the registry and its errors, a task registered by a test and
 // run end to end, decoder-only batches, incremental decoding equal to the full causal pass for every
-// encoding, a gradient check of a whole decoder-only model, the language-model windows, and the config
-// hashes of finished runs surviving the new keys.
+// encoding, a gradient check of a whole decoder-only model, the language-model windows, and the task's
+// own data defaults. (The names of finished runs: test_run_naming.cpp.)
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -13,7 +13,7 @@
 #include "experiments/data/batching.hpp"
 #include "experiments/eval/decode.hpp"
 #include "experiments/train/runner.hpp"
-#include "experiments/config/sweep.hpp"
+#include "experiments/run/sweep.hpp"
 #include "experiments/tasks/task.hpp"
 #include "experiments/train/trainer.hpp"
 #include "nn/position.hpp"
@@ -339,82 +339,6 @@ TEST_CASE("tasks/decoder-only algorithmic run: per-length accuracy and the exten
     CHECK((ratio == 0.0 || (ratio * 5 >= 2 - 1e-9 && ratio * 5 <= 8 + 1e-9)));
     if (ratio > 0) CHECK(m["val.accuracy@2"].as<double>() >= 90.0);
     fs::remove_all(results);
-}
-
-TEST_CASE("tasks/the new keys leave the names of finished runs unchanged", "[tasks][config]") {
-    // Run store names of converged Table 1 runs trained before model.family and data.lm existed
-    // (results/converged/runs): a config that does not use the new keys must hash as it did.
-    const std::string cfg = kSrc + "/configs/converged/table1.yaml";
-    ExperimentConfig top = load_config(cfg);
-    std::map<std::string, std::string> ids;
-    for (const auto& p : expand_sweep(top, cfg, {})) ids[p.id] = run_identity(p.config);
-    CHECK(ids.at("seed=1_position=type-none") == "36b50295eb656fe3");
-    CHECK(ids.at("seed=1_position=type-sinusoidal") == "8fde36e5ba9ce35c");
-    CHECK(ids.at("seed=1_position=type-shaw-k-16") == "6b4637bb645d423e");
-    CHECK(ids.at("seed=2_position=type-none") == "8c7ccdb2a70375e6");
-}
-
-TEST_CASE("tasks/Shaw with neither term names the no-position run; the other Table 3 rows keep their own", "[tasks][config]") {
-    // Converged Table 3's last row is Table 1's no-position model (the same computation bit for bit), so
-    // the run store trains it once; its other rows are runs of their own.
-    const std::string t1 = kSrc + "/configs/converged/table1.yaml", t3 = kSrc + "/configs/converged/table3.yaml";
-    ExperimentConfig top1 = load_config(t1), top3 = load_config(t3);
-    std::map<std::string, std::string> ids1, ids3;
-    for (const auto& p : expand_sweep(top1, t1, {})) ids1[p.id] = run_identity(p.config);
-    for (const auto& p : expand_sweep(top3, t3, {})) ids3[p.id] = run_identity(p.config);
-    for (int seed = 1; seed <= 5; ++seed) {
-        const std::string s = "seed=" + std::to_string(seed) + "_position=type-";
-        CHECK(ids3.at(s + "shaw-k-16-keys-false-values-false") == ids1.at(s + "none"));
-        CHECK(ids3.at(s + "shaw-k-16-keys-true-values-true") == ids1.at(s + "shaw-k-16"));
-        CHECK(ids3.at(s + "shaw-k-16-keys-true-values-false") != ids1.at(s + "none"));
-        CHECK(ids3.at(s + "shaw-k-16-keys-false-values-true") != ids1.at(s + "none"));
-        CHECK(ids3.at(s + "shaw-k-16-keys-true-values-false") != ids3.at(s + "shaw-k-16-keys-false-values-true"));
-    }
-    auto id = [](const std::string& file, const std::string& pos) {
-        return run_identity(load_config(write_config(file, "name: t\ndata: {task: copy}\nmodel: {position: " + pos + "}\n")));
-    };
-    // randomized positions draw from the generator even without a term: a run of its own
-    CHECK(id("n1.yaml", "{type: shaw, keys: false, values: false, randomized: 64}") != id("n2.yaml", "{type: none}"));
-    // the rule is the encoding's own claim (adds_nothing), whatever the other options say
-    CHECK(id("n3.yaml", "{type: shaw, k: 4, keys: false, values: false, per_head: true}") == id("n2.yaml", "{type: none}"));
-    CHECK(id("n4.yaml", "{type: sinusoidal}") != id("n2.yaml", "{type: none}"));
-    // whether each registered encoding's claim is true: tests/test_position_generic.cpp
-}
-
-TEST_CASE("tasks/randomized_eval: identity names the run the option's absence names", "[tasks][config]") {
-    auto id = [](const std::string& file, const std::string& pos) {
-        return run_identity(load_config(write_config(file, "name: t\ndata: {task: copy}\nmodel: {family: decoder_only, "
-                                                                 "position: " + pos + "}\n")));
-    };
-    const std::string plain = id("r1.yaml", "{type: rope, randomized: 64}");
-    CHECK(id("r2.yaml", "{type: rope, randomized: 64, randomized_eval: identity}") == plain);
-    CHECK(id("r3.yaml", "{type: rope, randomized: 64, randomized_eval: sample}") != plain);
-    CHECK(id("r4.yaml", "{type: rope}") != plain);
-}
-
-TEST_CASE("tasks/shaw's init_rows: 0 names the run the option's absence names", "[tasks][config]") {
-    // init_rows came after the converged campaign: at its default a Shaw run keeps its name (the run
-    // store would otherwise retrain every finished Shaw run); another value is a run of its own.
-    auto id = [](const std::string& file, const std::string& pos) {
-        return run_identity(load_config(write_config(file, "name: t\ndata: {task: copy}\nmodel: {position: " + pos + "}\n")));
-    };
-    const std::string plain = id("i1.yaml", "{type: shaw, k: 256}");
-    CHECK(id("i2.yaml", "{type: shaw, k: 256, init_rows: 0}") == plain);
-    CHECK(id("i3.yaml", "{type: shaw, k: 256, init_rows: 33}") != plain);
-    CHECK(id("i4.yaml", "{type: shaw, k: 256, init_rows: 513}") != plain);  // = 2k+1: the same bound, another name
-}
-
-TEST_CASE("tasks/alibi's bidirectional: symmetric names the run {type: alibi} named before the option", "[tasks][config]") {
-    // Before `bidirectional` existed, {type: alibi} was the symmetric form and its identity had the one
-    // option it then had filled in (cross_attention: false). The symmetric form keeps that identity; the
-    // new default (offset) is another computation and names another run.
-    auto cfg = [](const std::string& file, const std::string& pos) {
-        return load_config(write_config(file, "name: t\ndata: {task: copy}\nmodel: {family: encoder_only, position: " + pos + "}\n"));
-    };
-    const std::string before = config_hash(cfg("a0.yaml", "{type: alibi, cross_attention: false}"));
-    CHECK(run_identity(cfg("a1.yaml", "{type: alibi, bidirectional: symmetric}")) == before);
-    CHECK(run_identity(cfg("a2.yaml", "{type: alibi}")) != before);
-    CHECK(run_identity(cfg("a3.yaml", "{type: alibi}")) == run_identity(cfg("a4.yaml", "{type: alibi, bidirectional: offset}")));
 }
 
 TEST_CASE("tasks/the default test split is named after the task", "[tasks][config]") {

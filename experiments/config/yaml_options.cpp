@@ -8,17 +8,12 @@
 
 #include <fmt/format.h>
 
+#include "experiments/util/text.hpp"
 #include "nn/printable.hpp"
 
 namespace relpos {
 
 namespace {
-
-std::string join(const std::vector<std::string>& items, const char* sep = ", ") {
-    std::string out;
-    for (const auto& s : items) out += (out.empty() ? "" : sep) + s;
-    return out;
-}
 
 // " >= 0", " in [0, 1)", or "" when unbounded: appended to "must be an integer" / "must be a number".
 std::string int_range_text(long min, long max) {

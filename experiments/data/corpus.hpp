@@ -7,17 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "experiments/util/files.hpp"  // WriteError
+#include "experiments/util/text.hpp"   // is_valid_utf8
+
 namespace relpos {
 
 // A problem with data the user supplied (a missing or malformed file, misaligned files, bad task
 // options). The message is one sentence naming the file, line or option and what is allowed.
 struct DataError : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
-// A file relpos writes could not be written (disk full, read-only, removed under the run): the
-// machine, not the input, so it exits with code 1, not 2. The message names the file.
-struct WriteError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
@@ -31,9 +28,6 @@ std::vector<std::string> read_lines(const std::string& path, const std::string& 
 
 // Writes lines, each followed by "\n"; gzipped when the path ends in ".gz" (for hypotheses files).
 void write_lines(const std::string& path, const std::vector<std::string>& lines);
-
-// True when `s` is well-formed UTF-8 (no overlong forms, surrogates or code points above U+10FFFF).
-bool is_valid_utf8(const std::string& s);
 
 // Two line-aligned sides of a corpus: tgt[i] translates src[i].
 struct ParallelCorpus {

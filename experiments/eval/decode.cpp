@@ -1,4 +1,5 @@
 #include "experiments/eval/decode.hpp"
+#include "experiments/data/example.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -197,5 +198,18 @@ std::vector<std::vector<std::int32_t>> continue_greedy(const nn::Transformer<flo
     }
     return out;
 }
+
+DecodeOptions decode_options(const EvalConfig& e, std::size_t beam_override) {
+    DecodeOptions o;
+    o.beam = beam_override ? beam_override : static_cast<std::size_t>(e.beam);
+    o.alpha = e.alpha;
+    o.max_len_a = e.max_len_a;
+    o.max_len_b = static_cast<std::size_t>(e.max_len_b);
+    o.bos = BOS_ID;
+    o.eos = EOS_ID;
+    o.pad = PAD_ID;
+    return o;
+}
+
 
 }  // namespace relpos

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "experiments/config/config.hpp"
 #include "nn/transformer.hpp"
 
 namespace relpos {
@@ -37,5 +38,8 @@ double length_penalty(std::size_t length, double alpha);
 std::vector<std::vector<std::int32_t>> continue_greedy(const nn::Transformer<float>& model,
                                                        const std::vector<std::vector<std::int32_t>>& prompts,
                                                        std::size_t max_new, std::int32_t eos);
+
+// The decoding settings of eval.* (beam_override > 0 replaces eval.beam, e.g. 1 for greedy validation).
+DecodeOptions decode_options(const EvalConfig& e, std::size_t beam_override = 0);
 
 }  // namespace relpos

@@ -94,4 +94,8 @@ std::string render_json(const ReportTables& t);
 // PNG plots through gnuplot; returns the files made, or sets *note when gnuplot is missing.
 std::vector<std::string> render_plots(const std::string& dir, const ReportTables& t, std::string* note);
 
+// `relpos report DIR`: reads every finished run, writes report.md, report.csv and report.json (each
+// complete or not at all) and the plots, and prints the Markdown table.
+int cmd_report(const std::string& dir);
+
 }  // namespace relpos

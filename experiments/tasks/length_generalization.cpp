@@ -22,7 +22,7 @@
 #include <fmt/format.h>
 
 #include "experiments/eval/decode.hpp"
-#include "experiments/data/synthetic.hpp"
+#include "experiments/tasks/synthetic.hpp"
 #include "experiments/tasks/algorithmic.hpp"
 #include "experiments/tasks/task.hpp"
 #include "experiments/train/trainer.hpp"
@@ -274,6 +274,7 @@ void register_algorithmic(TaskRegistry& r) {
                 e.families.push_back(f);
                 e.metrics[f] = metrics;
                 e.target_metrics[f] = targets;
+                e.data.default_metrics[nn::family_name(f)] = {"accuracy", "extension_ratio"};
             }
             e.summary += fmt::format("; decoder_only, encoder_only: {}", t.summary);
             auto seq2seq = old->make;
@@ -290,6 +291,8 @@ void register_algorithmic(TaskRegistry& r) {
         e.metrics = {{nn::Family::DecoderOnly, metrics}, {nn::Family::EncoderOnly, metrics}};
         e.target_metrics = {{nn::Family::DecoderOnly, targets}, {nn::Family::EncoderOnly, targets}};
         e.options = task_registry_options_of_copy(r);  // data.synthetic: n_symbols, sizes, train_len, test_len
+        e.data.default_metrics = {{"decoder_only", {"accuracy", "extension_ratio"}},
+                                  {"encoder_only", {"accuracy", "extension_ratio"}}};
         e.make = make_algo;
         r.add(std::move(e));
     }

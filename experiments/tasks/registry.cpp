@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "experiments/tasks/task.hpp"
+#include "experiments/util/text.hpp"
 #include "nn/options.hpp"
 
 namespace relpos {
@@ -16,7 +17,7 @@ void register_algorithmic(TaskRegistry&);
 TaskRegistry& task_registry() {
     static TaskRegistry reg = [] {
         TaskRegistry r;
-        register_multi30k(r);
+        register_multi30k(r);  // the first registered is the default task
         register_synthetic_seq2seq(r);
         register_brown(r);
         register_algorithmic(r);  // after the seq2seq tasks: adds the decoder-only form of copy and reverse
@@ -25,19 +26,26 @@ TaskRegistry& task_registry() {
     return reg;
 }
 
-nn::Family model_family(const ModelConfig& m) {
-    if (m.family == "decoder_only") return nn::Family::DecoderOnly;
-    if (m.family == "encoder_only") return nn::Family::EncoderOnly;
-    return nn::Family::EncoderDecoder;
-}
-
 namespace {
-std::string join(const std::vector<std::string>& v) {
-    std::string s;
-    for (auto& x : v) s += (s.empty() ? "" : ", ") + x;
-    return s;
+const TaskDataSchema* find_schema(const std::string& task) {
+    const TaskEntry* e = task_registry().find(task);
+    return e ? &e->data : nullptr;
 }
+// The config layer asks the tasks through this lookup (experiments/config/task_schema.hpp): installed before
+// main, so that a config is read with its task's defaults.
+std::string first_task() { return task_registry().entries().front().name; }
+[[maybe_unused]] const bool g_installed = [] {
+    install_task_schemas({&find_schema, &first_task});
+    return true;
+}();
 }  // namespace
+
+const TaskEntry* task_entry(const ExperimentConfig& cfg) { return task_registry().find(cfg.data.task); }
+
+bool reads_tokenized_text(const ExperimentConfig& cfg) {
+    const TaskEntry* e = task_entry(cfg);
+    return e && e->tokenized_text && cfg.data.tokenized;
+}
 
 std::shared_ptr<Subword> train_subword(const ExperimentConfig& cfg, const std::vector<std::string>& sentences,
                                        const std::string& cache_dir) {

@@ -1,6 +1,6 @@
 // The encoder-decoder tasks: Multi30k translation and the synthetic sequence-to-sequence tasks
-// (experiments/data/synthetic.hpp). Both decode every split with beam search and score the hypotheses with
-// BLEU and exact-match metrics (runner.hpp: translate_split, score_split).
+// (experiments/tasks/synthetic.hpp). Both decode every split with beam search and score the hypotheses with
+// BLEU and exact-match metrics (seq2seq.hpp: translate_split, score_split).
 #include <algorithm>
 #include <unistd.h>
 
@@ -12,8 +12,11 @@
 #include "experiments/data/batching.hpp"
 #include "experiments/eval/bleu.hpp"
 #include "experiments/data/corpus.hpp"
-#include "experiments/train/runner.hpp"
-#include "experiments/data/synthetic.hpp"
+#include "experiments/eval/scoring.hpp"
+#include "experiments/tasks/seq2seq.hpp"
+#include "experiments/train/trainer.hpp"
+#include "experiments/util/system.hpp"
+#include "experiments/tasks/synthetic.hpp"
 #include "experiments/tasks/task.hpp"
 
 namespace relpos {
@@ -51,9 +54,7 @@ public:
         const EvalSplit& vs = data.splits.at(data.valid_split);
         auto hyps = translate_split(model, data, vs.examples, decode_options(cfg.eval, 1),
                                     static_cast<std::size_t>(cfg.eval.batch_tokens));
-        BleuOptions bo;
-        bo.tokenize = "none";
-        return {{"valid_bleu_tok", corpus_bleu(hyps, vs.refs, bo).score}};
+        return {{"valid_bleu_tok", score_bleu("bleu_tok", hyps, vs.refs, false).score}};
     }
 };
 
@@ -112,11 +113,6 @@ public:
 
 constexpr std::uint64_t SYNTHETIC_DATA_SEED = 20180306;  // data stays fixed across model seeds
 
-double physical_memory_bytes() {
-    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    return pages > 0 && page > 0 ? double(pages) * double(page) : 1e12;
-}
-
 class SyntheticSeq2SeqTask : public Seq2SeqTask {
 public:
     Dataset load(const ExperimentConfig& cfg, const std::string&, const Log& log) const override {
@@ -169,6 +165,45 @@ private:
 
 }  // namespace
 
+std::vector<std::string> translate_split(const nn::Transformer<float>& model, const Dataset& data,
+                                         const std::vector<Example>& examples, const DecodeOptions& opt,
+                                         std::size_t batch_tokens) {
+    std::vector<std::string> hyps(examples.size());
+    BatchOptions bo;
+    bo.max_tokens = batch_tokens;
+    for (const Batch& b : eval_batches(examples, bo)) {
+        auto out = translate_batch(model, b.src, b.B, b.Ls, b.src_len, opt);
+        for (std::size_t i = 0; i < b.B; ++i) hyps[b.index[i]] = data.detokenize(out[i]);
+    }
+    return hyps;
+}
+
+std::map<std::string, double> score_split(const nn::Transformer<float>& model, const Dataset& data,
+                                          const EvalSplit& split, const std::vector<std::string>& hyps,
+                                          const ExperimentConfig& cfg, std::map<std::string, std::string>* sigs) {
+    std::map<std::string, double> m;
+    std::optional<EvalLoss> el;
+    for (const auto& name : cfg.eval.metrics) {
+        if (is_bleu_metric(name)) {
+            // bleu_tok against the references as trained on, bleu against the raw ones (eval/scoring.hpp).
+            const bool tokenized_text = cfg.data.tokenized && !data.synthetic;
+            auto r = score_bleu(name, hyps, name == "bleu_tok" ? split.refs : split.refs_raw, tokenized_text);
+            m[name] = r.score;
+            if (sigs) (*sigs)[name] = r.signature;
+        } else if (name == "loss" || name == "ppl") {
+            if (!el) el = evaluate_loss(model, split.examples, static_cast<std::size_t>(cfg.eval.batch_tokens));
+            m[name] = name == "loss" ? el->loss : el->ppl;
+        } else if (name == "accuracy") {  // exact match of whole output sequences
+            std::size_t ok = 0;
+            for (std::size_t i = 0; i < hyps.size(); ++i) ok += hyps[i] == split.refs[i];
+            m[name] = hyps.empty() ? 0.0 : 100.0 * double(ok) / double(hyps.size());
+        } else if (name == "token_accuracy") {
+            m[name] = token_accuracy(hyps, split.refs);
+        }
+    }
+    return m;
+}
+
 void register_multi30k(TaskRegistry& r) {
     TaskEntry e;
     e.name = "multi30k";
@@ -180,6 +215,14 @@ void register_multi30k(TaskRegistry& r) {
                  {"tokenized", "bool", "true", "the bundled lowercased Moses-tokenized text"},
                  {"vocab_size", "int", "8000", "joint SentencePiece vocabulary"},
                  {"max_len", "int", "100", "drop training pairs longer than this (subwords)"}};
+    e.data.dir = "data/multi30k";
+    e.data.reads_dir = true;
+    e.data.test_splits = {"test2016"};  // Multi30k's test sets are named after their years
+    e.data.default_metrics = {{"encoder_decoder", {"bleu_tok", "bleu"}}};
+    e.tokenized_text = true;
+    e.split_file = [](const ExperimentConfig& cfg, const std::string& split, const std::string& lang, bool tokenized) {
+        return multi30k_path(cfg.data.dir, split, lang, tokenized);
+    };
     e.make = [](nn::Family) { return std::make_unique<Multi30kTask>(); };
     r.add(std::move(e));
 }
@@ -195,6 +238,10 @@ void register_synthetic_seq2seq(TaskRegistry& r) {
             o.key = "synthetic." + o.key;
             e.options.push_back(o);
         }
+        e.data.default_metrics = {{"encoder_decoder", {"bleu_tok", "bleu"}}};
+        e.id_vocab = [](const ExperimentConfig& cfg) {
+            return synthetic_vocab_size(static_cast<std::size_t>(cfg.data.synthetic.n_symbols));
+        };
         e.make = [](nn::Family) { return std::make_unique<SyntheticSeq2SeqTask>(); };
         r.add(std::move(e));
     }

@@ -17,6 +17,7 @@
 #include "experiments/data/corpus.hpp"
 #include "experiments/data/example.hpp"
 #include "experiments/data/subword.hpp"
+#include "experiments/train/model.hpp"  // model_family
 #include "nn/registry.hpp"
 #include "nn/transformer.hpp"
 
@@ -91,6 +92,20 @@ struct TaskEntry {
     // them when the config sets a target.
     std::map<nn::Family, std::vector<std::string>> target_metrics;
     std::function<std::unique_ptr<Task>(nn::Family)> make;
+
+    // What the config layer reads of it (data.dir, default test splits and metrics, the sections its runs
+    // are named by): experiments/config/task_schema.hpp.
+    TaskDataSchema data;
+    // For the commands that score or translate text outside a run (relpos eval, translate, report):
+    // data.tokenized selects lowercased, Moses-tokenized text, and raw input is normalized like it.
+    bool tokenized_text = false;
+    // A task whose splits are text files: the file of `split` in language `lang` (tokenized or raw), for
+    // the report's per-sentence statistics (bootstrap, length buckets). Null: the report has none.
+    std::function<std::string(const ExperimentConfig&, const std::string& split, const std::string& lang, bool tokenized)>
+        split_file;
+    // A task whose sequences are symbol ids (no subword model): its vocabulary size under a config. Null:
+    // the run's subword.model gives the vocabulary.
+    std::function<std::size_t(const ExperimentConfig&)> id_vocab;
 };
 
 using TaskRegistry = nn::Registry<TaskEntry>;  // nn/registry.hpp: refuses a second entry of a name
@@ -98,7 +113,10 @@ using TaskRegistry = nn::Registry<TaskEntry>;  // nn/registry.hpp: refuses a sec
 // The process-wide registry, with the built-in tasks registered on first use.
 TaskRegistry& task_registry();
 
-nn::Family model_family(const ModelConfig& m);
+// The registry entry of a config's task, or nullptr when data.task names none (make_task reports that).
+const TaskEntry* task_entry(const ExperimentConfig& cfg);
+// Whether the run reads lowercased Moses-tokenized text (TaskEntry::tokenized_text and data.tokenized).
+bool reads_tokenized_text(const ExperimentConfig& cfg);
 
 // Helpers the task files share.
 // f(), with a DataError from a generator re-thrown as one naming the config file and the section that set
@@ -115,6 +133,11 @@ auto located(const ExperimentConfig& cfg, const char* section, F&& f) -> decltyp
 // cache_dir); a training failure names data.vocab_size.
 std::shared_ptr<Subword> train_subword(const ExperimentConfig& cfg, const std::vector<std::string>& sentences,
                                        const std::string& cache_dir);
+
+// Loads and encodes the data of a config through its task, SentencePiece models cached under cache_dir,
+// then checks what every task's data must satisfy (training examples left, no empty reference, sources
+// within the decoding bound). Errors are ConfigError / DataError sentences naming the config file.
+Dataset load_dataset(const ExperimentConfig& cfg, const std::string& cache_dir, const Log& log = {});
 
 // The task of a config, checked against it: a registered name, a family it trains, metrics it computes.
 // Throws ConfigError ("<file>: data.task: ...", "<file>: model.family: ...", "<file>: eval.metrics: ...").

@@ -1,4 +1,5 @@
 #include "experiments/train/trainer.hpp"
+#include "experiments/util/files.hpp"
 
 #include <chrono>
 #include <cmath>
@@ -108,12 +109,9 @@ void truncate_metrics(const fs::path& file, std::uint64_t step) {
         if (j["step"].get<std::uint64_t>() <= step) keep.push_back(line);
     }
     in.close();
-    const fs::path tmp = file.string() + ".tmp";
-    {
-        std::ofstream out(tmp);
-        for (auto& l : keep) out << l << '\n';
-    }
-    fs::rename(tmp, file);
+    std::string text;
+    for (auto& l : keep) text += l + '\n';
+    write_file_atomic(file, text);
 }
 }  // namespace
 

@@ -1,4 +1,4 @@
-#include "experiments/cli/progress.hpp"
+#include "experiments/run/progress.hpp"
 
 #include <unistd.h>
 

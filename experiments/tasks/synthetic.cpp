@@ -1,4 +1,4 @@
-#include "experiments/data/synthetic.hpp"
+#include "experiments/tasks/synthetic.hpp"
 
 #include <algorithm>
 

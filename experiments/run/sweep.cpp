@@ -1,4 +1,4 @@
-#include "experiments/config/sweep.hpp"
+#include "experiments/run/sweep.hpp"
 
 #include <algorithm>
 #include <cstdint>

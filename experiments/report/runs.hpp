@@ -1,0 +1,40 @@
+// Inside the report: the finished runs of an experiment as results.json records them, and their labels on
+// the report's axes. Shared by the tables (tables.cpp) and the plots (plots.cpp).
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "experiments/config/config.hpp"
+
+namespace relpos {
+
+struct RunResult {
+    std::string id;
+    std::map<std::string, std::string> labels;
+    std::map<std::string, double> metrics;
+    std::string commit, machine, finished;
+    double train_seconds = 0;
+    long steps = 0, parameters = 0, epochs = 0, best_step = 0;
+    std::string stop_reason;  // "" for runs from before the stopping rule
+    // The competence gate (results.json "competence", train.stop.target_metric): -1 no record, 0 not
+    // reached, 1 reached; what was asked ("val.accuracy >= 99").
+    int competent = -1;
+    std::string competence;
+    std::filesystem::path dir;
+};
+
+// Every runs/*/results.json under `dir`, in directory order. Throws CheckpointError naming a file that
+// is not a finished run's results.
+std::vector<RunResult> read_runs(const std::filesystem::path& dir);
+
+// A run's label on a report axis: its value of the swept key, or of each key of a "a+b" axis joined by
+// " · " ("" when it has none).
+std::string label_of(const RunResult& r, const std::string& key);
+// Row (or column) labels in the order the sweep lists them; labels of runs no longer in the grid go last.
+std::vector<std::string> axis_order(const ExperimentConfig& cfg, const std::string& key, const std::vector<RunResult>& runs);
+bool is_number(const std::string& s);
+
+}  // namespace relpos

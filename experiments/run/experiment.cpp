@@ -1,0 +1,298 @@
+#include "experiments/run/experiment.hpp"
+
+#include <algorithm>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "autodiff/blas.hpp"
+#include "experiments/data/corpus.hpp"
+#include "experiments/data/json.hpp"
+#include "experiments/run/identity.hpp"
+#include "experiments/run/progress.hpp"
+#include "experiments/run/provenance.hpp"
+#include "experiments/run/run_one.hpp"
+#include "experiments/run/store.hpp"
+#include "experiments/tasks/task.hpp"
+#include "experiments/train/distributed.hpp"
+#include "experiments/train/model.hpp"
+#include "experiments/train/trainer.hpp"
+#include "experiments/util/files.hpp"
+#include "experiments/util/text.hpp"
+
+namespace relpos {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A rank other than 0 of a data-parallel job: trains the points rank 0 orders, writes nothing.
+int follow_orders(const std::string& config_path, const std::vector<std::string>& overrides, const RunOptions& opt) {
+    Communicator& comm = world();
+    install_stop_handlers();
+    std::vector<SweepPoint> points;
+    bool loaded = false;
+    for (;;) {
+        std::vector<std::uint64_t> order;
+        broadcast_vector(comm, order);
+        if (order.at(0) == kAllDone) return static_cast<int>(order.at(1));
+        if (!loaded) {  // only once rank 0 has found the config good, so that a bad one is reported once
+            const ExperimentConfig top = load_config(config_path, overrides);
+            points = expand_sweep(top, config_path, overrides);
+            if (opt.shard) points = select_shard(points, *opt.shard);
+            loaded = true;
+        }
+        const SweepPoint& p = points.at(order[0]);
+        blas::set_num_threads(std::max<int>(1, static_cast<int>(p.config.threads)));
+        const std::vector<Example> train = broadcast_examples(comm, {});
+        const std::vector<Example> no_validation;  // rank 0 validates
+        auto model = build_model(p.config, order[1], order[2], order[3]);
+        Trainer trainer(*model, train, no_validation, p.config.train, static_cast<std::uint64_t>(p.config.seed), "",
+                        config_hash(p.config));
+        trainer.distribute(comm);
+        try {
+            trainer.run();
+        } catch (const NonFiniteError&) {
+            // every rank sees the same summed loss and gradient; rank 0 reports the stop
+        }
+    }
+}
+
+}  // namespace
+
+int run_experiment(const std::string& config_path, const std::vector<std::string>& overrides, const RunOptions& opt) {
+    Communicator& comm = world();
+    if (comm.size() == 1) return lead_experiment(config_path, overrides, opt);
+    if (!comm.is_root()) return follow_orders(config_path, overrides, opt);
+    if (opt.jobs > 1)
+        throw ConfigError(fmt::format("--jobs {}: under MPI the {} ranks train one run at a time together; leave --jobs "
+                                      "out, or split a sweep between MPI jobs with --shard (docs/distributed.md)",
+                                      opt.jobs, comm.size()));
+    const int code = lead_experiment(config_path, overrides, opt);
+    order_all_done(comm, code);
+    return code;
+}
+
+int lead_experiment(const std::string& config_path, const std::vector<std::string>& overrides, const RunOptions& opt) {
+    ExperimentConfig top = load_config(config_path, overrides);
+    auto points = expand_sweep(top, config_path, overrides);
+    const std::size_t total_points = points.size();
+    if (opt.shard) points = select_shard(points, *opt.shard);
+    const fs::path exp_dir = fs::path(top.results_dir) / top.name;
+    // With a run store a run is named by its config hash and shared by every experiment that asks for
+    // it; runs/<id> under the experiment is a symbolic link to it.
+    auto run_dir_of = [&](const SweepPoint& p) {
+        return top.run_store.empty() ? exp_dir / "runs" / p.id : fs::path(top.run_store) / run_identity(p.config);
+    };
+    Progress progress(opt.quiet);
+    // Every point's model is validated before anything is listed or run (an invalid plug-in option such
+    // as k: -1 fails here, with its file and line, not when the run starts).
+    for (auto& p : points) build_model(p.config, 16);
+    if (opt.list_only) {
+        std::size_t finished = 0, started = 0;
+        double seconds = 0;  // training time of the finished runs
+        for (auto& p : points) {
+            const fs::path dir = run_dir_of(p), results = dir / "results.json";
+            const bool done = fs::exists(results);
+            const std::string state = done ? "  [finished]" : unfinished_run_state(dir);
+            if (done) {
+                ++finished;
+                seconds += read_finished_run(results).train_seconds;
+            } else if (!state.empty()) {
+                ++started;
+            }
+            fmt::print("{:<40} {}{}{}\n", p.id, fmt::join(p.overrides, " "),
+                       top.run_store.empty() ? "" : fmt::format("  -> {}", dir.string()), state);
+        }
+        // What is left, for planning a long campaign (stderr: stdout stays one line per point).
+        const std::size_t left = points.size() - finished;
+        std::string estimate;
+        if (finished && left && seconds > 0)
+            estimate = fmt::format("; at the finished runs' mean training time ({:.2f} h) about {:.1f} core-hours of "
+                                   "training left", seconds / finished / 3600, seconds / finished * left / 3600);
+        std::fflush(stdout);  // after the points, also through a pipe
+        fmt::print(stderr, "# {} of {} run(s) finished, {} left{}{}\n", finished, points.size(), left,
+                   started ? fmt::format(" ({} started)", started) : "", estimate);
+        return 0;
+    }
+
+    check_results_dir(config_path, exp_dir);
+
+    // Data-dependent checks (learned-position limits) and the state of existing runs, before anything
+    // is written for the runs. Data messages are held back so that an error prints one line.
+    std::vector<std::string> data_messages;
+    std::map<std::string, std::shared_ptr<Dataset>> datasets;
+    std::mutex mu;
+    // The data of a point are what its task loads from: the data section, the splits it evaluates and the
+    // model family (a task may generate other data for another family).
+    auto data_key = [](const ExperimentConfig& c) {
+        return section_yaml(c, "data") + "|" + join(c.eval.splits, "|") + "|" + c.model.family;
+    };
+    std::error_code ec;
+    fs::path existing = exp_dir;  // the deepest directory that exists before anything is written
+    while (!existing.empty() && !fs::exists(existing, ec)) existing = existing.parent_path();
+    try {
+        for (auto& p : points) {
+            auto& slot = datasets[data_key(p.config)];
+            if (!slot)
+                slot = std::make_shared<Dataset>(load_dataset(p.config, (exp_dir / "subword").string(),
+                                                              [&](const std::string& s) { data_messages.push_back(s); }));
+            auto model = build_model(p.config, slot->vocab, slot->longest_source, slot->longest_target);
+            check_existing_run(p, run_dir_of(p), *model);
+        }
+    } catch (...) {
+        // A failed subword training may have created the (empty) cache directory and its parents:
+        // leave no trace of a run that never started.
+        // A subword model trained by this very call (the experiment is new) goes too: an error after the
+        // subword training (no pair left under data.max_len, an empty reference) leaves nothing behind.
+        if (existing != exp_dir && fs::path(existing) != exp_dir / "subword") fs::remove_all(exp_dir / "subword", ec);
+        for (fs::path p = exp_dir / "subword"; !p.empty() && p != existing; p = p.parent_path())
+            if (!fs::remove(p, ec) && ec) break;  // not empty (or not ours): stop
+        throw;
+    }
+    auto dataset_for = [&](const ExperimentConfig& c) { return datasets.at(data_key(c)); };
+
+    try {
+        fs::create_directories(exp_dir / "runs");
+        if (!top.run_store.empty()) fs::create_directories(top.run_store);
+        const fs::path probe = exp_dir / ".write-test";
+        std::ofstream(probe) << "ok";
+        if (!fs::exists(probe)) throw std::runtime_error("");
+        fs::remove(probe);
+    } catch (const std::exception&) {
+        throw ConfigError(fmt::format("{}: results_dir: cannot create or write {} (check the path and permissions)",
+                                      config_path, exp_dir.string()));
+    }
+    if (!top.run_store.empty()) link_shared_runs(points, exp_dir, run_dir_of, config_path);
+    {
+        // Rewritten only when the experiment's config changed: a no-op `relpos run` of a finished (and
+        // committed) experiment leaves its experiment.yaml, commit line included, as it was.
+        const std::string body = to_yaml(top);
+        const fs::path file = exp_dir / "experiment.yaml";
+        std::string old = fs::exists(file) ? read_text_file(file.string()) : std::string();
+        const auto pos = old.find("\n# commit ");
+        const auto body_at = pos == std::string::npos ? std::string::npos : old.find('\n', pos + 1);
+        if (body_at == std::string::npos || old.substr(body_at + 1) != body)
+            write_file_atomic(file, fmt::format("# written by relpos run {}\n# commit {}\n", config_path, source_commit()) + body);
+    }
+    install_stop_handlers();
+
+    // Default layout: two 1-thread runs side by side train 1.19x (sinusoidal) to 1.26x (Shaw) more tokens
+    // per second than one 2-thread run on 2 cores (docs/performance.md), so by default every thread of
+    // `threads` gets a run of its own while there are points enough.
+    // Under MPI every rank takes part in every run: one run at a time (run_experiment refuses --jobs > 1).
+    const std::size_t ranks = static_cast<std::size_t>(world().size());
+    const std::size_t wanted = ranks > 1 ? 1 : opt.jobs ? opt.jobs : static_cast<std::size_t>(std::max<long>(1, top.threads));
+    const std::size_t jobs = std::max<std::size_t>(1, std::min(wanted, points.size()));
+    // `threads` is what one run would use alone; --jobs N splits it between N side-by-side runs. Each
+    // run sets its own count on its own thread (every calling thread owns its pool), so a sweep point's
+    // `threads` is honoured too and the numbers depend only on the threads a run gets.
+    auto threads_for = [&](const ExperimentConfig& c) {
+        return std::max<int>(1, static_cast<int>(c.threads / static_cast<long>(jobs)));
+    };
+    const int threads_each = threads_for(top);
+    progress.message(fmt::format("{}: {} run(s){} with {} job(s) x {} thread(s){}; results in {}", top.name, points.size(),
+                                 opt.shard ? fmt::format(" (shard {}/{} of {})", opt.shard->index, opt.shard->count,
+                                                         total_points)
+                                           : "",
+                                 jobs, threads_each, ranks > 1 ? fmt::format(" x {} MPI ranks", ranks) : "",
+                                 exp_dir.string()));
+    for (auto& m : data_messages) progress.message(m);
+    if (const std::string note = blas::core_type_notice(); !note.empty()) progress.message(note);
+
+    // --finish-before: the last moment a run may start is that time less the longest run the sweep has
+    // seen, at this machine's pace: the most updates a finished run took, times the seconds per update of
+    // the most recently finished one (runs of other machines and layouts ran at other speeds), + 10% and
+    // 5 minutes for evaluation and slack.
+    std::optional<std::int64_t> start_before = opt.start_before;
+    if (opt.finish_before) {
+        double most_steps = 0, pace = 0, longest = 0;
+        std::string latest;
+        for (const auto& p : points) {
+            const fs::path results = run_dir_of(p) / "results.json";
+            if (!fs::exists(results)) continue;
+            const FinishedRun r = read_finished_run(results);
+            if (r.steps <= 0 || r.train_seconds <= 0) continue;
+            most_steps = std::max(most_steps, r.steps);
+            if (pace == 0 || r.finished > latest) {
+                latest = r.finished;
+                pace = r.train_seconds / r.steps;
+            }
+        }
+        longest = most_steps * pace;
+        const std::int64_t need = longest > 0 ? static_cast<std::int64_t>(longest * 1.1) + 300 : 0;
+        const std::int64_t last_start = *opt.finish_before - need;
+        if (!start_before || last_start < *start_before) start_before = last_start;
+        const std::time_t t = static_cast<std::time_t>(last_start);
+        std::tm tm{};
+        localtime_r(&t, &tm);
+        progress.message(longest > 0 ? fmt::format("--finish-before: a run takes up to {:.0f} min here ({:.0f} updates, the "
+                                                   "most a finished run took, at {:.3f} s each, the pace of the latest; + 10% "
+                                                   "+ 5 min), so new runs start until {:%H:%M}",
+                                                   need / 60.0, most_steps, pace, tm)
+                                     : "--finish-before: no finished run to time yet, so new runs start until that time");
+    }
+    int worst = 0;
+    std::size_t next = 0;
+    bool deadline_passed = false;  // --start-before / --finish-before: the points from `next` on were not started
+    std::exception_ptr failure;
+    auto worker = [&] {
+        for (;;) {
+            std::size_t i;
+            {
+                std::lock_guard<std::mutex> lk(mu);
+                if (next >= points.size() || failure || g_stop_requested.load()) return;
+                if (start_before && static_cast<std::int64_t>(std::time(nullptr)) >= *start_before) {
+                    deadline_passed = true;
+                    return;
+                }
+                i = next++;
+            }
+            try {
+                auto d = dataset_for(points[i].config);
+                const int threads = threads_for(points[i].config);
+                blas::set_num_threads(threads);
+                PointContext pc{&points[i], run_dir_of(points[i]), i + 1, points.size(), threads};
+                const int rc = run_point(pc, *d, progress);
+                std::lock_guard<std::mutex> lk(mu);
+                worst = std::max(worst, rc);
+            } catch (...) {
+                std::lock_guard<std::mutex> lk(mu);
+                if (!failure) failure = std::current_exception();
+            }
+        }
+    };
+    std::vector<std::thread> pool;
+    for (std::size_t j = 1; j < jobs; ++j) pool.emplace_back(worker);
+    worker();
+    for (auto& t : pool) t.join();
+    progress.finish();
+    if (failure) std::rethrow_exception(failure);
+    if (deadline_passed) {
+        std::size_t left = 0;
+        for (std::size_t k = next; k < points.size(); ++k) left += !fs::exists(run_dir_of(points[k]) / "results.json");
+        if (left)
+            progress.message(fmt::format("{} run(s) not started: {} had passed (run the same command again "
+                                         "to train them; finished runs are skipped)",
+                                         left, opt.start_before && start_before == opt.start_before ? "--start-before"
+                                                                                                     : "the last start --finish-before allows"));
+    }
+    if (g_stop_requested.load()) {
+        // Ctrl-C stops the sweep, not a run being evaluated: a run that had finished training when it came
+        // is evaluated and written. 130 says that something is left to resume; when nothing is (the last
+        // run was being decoded), the experiment is complete and the exit code says so.
+        const bool all_done = std::all_of(points.begin(), points.end(),
+                                          [&](const SweepPoint& p) { return fs::exists(run_dir_of(p) / "results.json"); });
+        if (!all_done) return 130;
+        progress.message("interrupted, but every run had finished: nothing is left to resume");
+    }
+    return worst;
+}
+
+}  // namespace relpos
