@@ -3,10 +3,12 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "experiments/data/json.hpp"
+#include "experiments/run/continuation.hpp"
 #include "experiments/run/identity.hpp"
 #include "experiments/run/provenance.hpp"
 #include "experiments/run/store.hpp"
@@ -103,15 +105,29 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
         progress.message(tag + "finished earlier, skipped");
         return 0;
     }
-    RunLog log(pc.run_dir / "log.txt", progress, tag);
     const std::string last = (pc.run_dir / "checkpoints" / "last").string();
-    const bool resuming = checkpoint_exists(last) || checkpoint_exists(last + ".old");
+    bool resuming = checkpoint_exists(last) || checkpoint_exists(last + ".old");
+    const fs::path continued_file = pc.run_dir / "continued_from";
+    std::optional<Continuation> continued;
     if (!resuming) {
         // A fresh start (a new run, or one killed before its first checkpoint, perhaps under another config):
         // nothing of an earlier attempt may leak into it, e.g. a best checkpoint that epochs: 0 would evaluate.
         fs::remove_all(pc.run_dir / "checkpoints");
+        fs::remove(continued_file);
         write_file_atomic(pc.run_dir / "config.yaml", to_yaml(cfg));
+        // ... unless a capped run of the same config is in the store: then this run is its continuation.
+        continued = find_continuation(cfg, pc.run_dir, pc.threads, world().size());
+        if (continued) {
+            write_file_atomic(continued_file, fmt::format("{} {}\n", continued->from.filename().string(), continued->step));
+            start_from(*continued, pc.run_dir, hash);
+            resuming = true;
+        }
     }
+    RunLog log(pc.run_dir / "log.txt", progress, tag);
+    if (continued)
+        log(fmt::format("continues {}, capped at step {}: its checkpoint, optimiser state and metrics (the same "
+                        "numbers as one run to step {})",
+                        continued->from.string(), continued->step, cfg.train.max_steps));
     if (data.subword && (!resuming || !fs::exists(pc.run_dir / "subword.model")))  // self-contained for eval/translate
         fs::copy_file(data.subword->model_path(), pc.run_dir / "subword.model", fs::copy_options::overwrite_existing);
 
@@ -190,13 +206,22 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
                               {"step", pr.target_step},
                               {"best", json_number(pr.best_target_metric, 4)}};
     if (comm.size() > 1) json["ranks"] = comm.size();
+    if (outcome.stop_reason == "max_steps")  // a longer run of this config continues it (run/continuation.hpp)
+        json["continuation_key"] = continuation_key(cfg);
+    {
+        std::ifstream f(continued_file);
+        std::string from;
+        std::uint64_t step = 0;
+        if (f >> from >> step) json["continued_from"] = {{"run", from}, {"step", step}};
+    }
     json["config_hash"] = hash;
     json["commit"] = source_commit();
     json["machine"] = machine_description();
     json["finished"] = now_iso();
     write_file_atomic(results, json_document(json));
-    // The last checkpoint's optimiser state is only needed to resume: drop it, keep the weights.
-    fs::remove_all(pc.run_dir / "checkpoints" / "last" / "optim");
+    // The last checkpoint's optimiser state is only needed to resume, or to continue a run stopped by its cap
+    // under a larger one: drop it otherwise, keep the weights.
+    if (outcome.stop_reason != "max_steps") fs::remove_all(pc.run_dir / "checkpoints" / "last" / "optim");
     log("finished");
     return 0;
 }

@@ -1,0 +1,80 @@
+#include "experiments/run/continuation.hpp"
+
+#include <fstream>
+
+#include "experiments/data/json.hpp"
+#include "experiments/run/identity.hpp"
+#include "experiments/train/checkpoint.hpp"
+#include "experiments/util/files.hpp"
+
+namespace relpos {
+
+namespace fs = std::filesystem;
+
+std::string continuation_key(const ExperimentConfig& cfg) {
+    ExperimentConfig c = cfg;
+    c.train.max_steps = 0;
+    return run_identity(c);
+}
+
+std::optional<Continuation> find_continuation(const ExperimentConfig& cfg, const fs::path& run_dir, int threads,
+                                              int ranks) {
+    const auto& t = cfg.train;
+    if (t.max_steps <= 0 || t.eval_every <= 0) return std::nullopt;
+    const std::string key = continuation_key(cfg);
+    std::optional<Continuation> best;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(run_dir.parent_path(), ec)) {
+        const fs::path dir = e.path();
+        if (dir.filename() == run_dir.filename() || !fs::exists(dir / "results.json", ec)) continue;
+        const Json j = Json::parse(read_text_file((dir / "results.json").string()), nullptr, false);
+        if (!j.is_object() || !j.contains("continuation_key") || j["continuation_key"] != key) continue;
+        if (!j.contains("stop_reason") || j["stop_reason"] != "max_steps" || !j.contains("steps") ||
+            !j["steps"].is_number_unsigned())
+            continue;
+        const std::uint64_t steps = j["steps"].get<std::uint64_t>();
+        const int its_threads = j.contains("threads") && j["threads"].is_number() ? j["threads"].get<int>() : -1;
+        const int its_ranks = j.contains("ranks") && j["ranks"].is_number() ? j["ranks"].get<int>() : 1;
+        if (steps == 0 || steps >= static_cast<std::uint64_t>(t.max_steps) ||
+            steps % static_cast<std::uint64_t>(t.eval_every) != 0 || its_threads != threads || its_ranks != ranks)
+            continue;
+        const fs::path last = dir / "checkpoints" / "last";
+        if (!checkpoint_exists(last.string()) || !fs::is_directory(last / "optim", ec)) continue;
+        try {
+            if (verify_checkpoint(last.string(), {}, false).step != steps) continue;
+        } catch (const CheckpointError&) {
+            continue;
+        }
+        if (!best || steps > best->step) best = Continuation{dir, steps};
+    }
+    return best;
+}
+
+namespace {
+
+void copy_checkpoint_as(const fs::path& from, const fs::path& to, const std::string& config_hash) {
+    fs::copy(from, to, fs::copy_options::recursive);
+    const fs::path state = to / "state.json";
+    Json st = parse_json_or_throw<CheckpointError>(read_text_file(state.string()),
+                                                   "checkpoint " + from.string() + " has an unreadable state.json: it");
+    st["config_hash"] = config_hash;
+    write_file_atomic(state, json_document(st));
+}
+
+}  // namespace
+
+void start_from(const Continuation& c, const fs::path& run_dir, const std::string& config_hash) {
+    const fs::path tmp = run_dir / "checkpoints.continue.tmp", dest = run_dir / "checkpoints";
+    fs::remove_all(tmp);
+    fs::create_directories(tmp);
+    copy_checkpoint_as(c.from / "checkpoints" / "last", tmp / "last", config_hash);
+    if (fs::exists(c.from / "checkpoints" / "best" / "state.json"))
+        copy_checkpoint_as(c.from / "checkpoints" / "best", tmp / "best", config_hash);
+    fs::copy_file(c.from / "metrics.jsonl", run_dir / "metrics.jsonl", fs::copy_options::overwrite_existing);
+    if (fs::exists(c.from / "log.txt"))
+        fs::copy_file(c.from / "log.txt", run_dir / "log.txt", fs::copy_options::overwrite_existing);
+    fs::remove_all(dest);
+    fs::rename(tmp, dest);  // the checkpoint appears whole or not at all
+}
+
+}  // namespace relpos

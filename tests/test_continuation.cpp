@@ -1,0 +1,120 @@
+// Continuing a capped run under a larger train.max_steps (experiments/run/continuation.hpp): the continued
+// run must be the run trained to the larger cap from step 0, number for number.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <yaml-cpp/yaml.h>
+
+#include "tests/cli_helpers.hpp"
+#include "tests/helpers.hpp"
+
+using relpos::test::sh;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path scratch(const std::string& name) {
+    const fs::path d = fs::temp_directory_path() / ("relpos-continuation-" + name + "-" + std::to_string(getpid()));
+    fs::remove_all(d);
+    fs::create_directories(d);
+    return d;
+}
+
+// Randomized positions (drawn from the dropout stream), dropout, a plateau count and a competence target no
+// model reaches: every piece of state a continuation must carry is in play.
+std::string run(const fs::path& dir, const std::string& store, long max_steps, const std::string& extra = "") {
+    return "cd '" + std::string(RELPOS_SOURCE_DIR) + "' && " + relpos::test::kRelposBin +
+           " run tests/fixtures/tiny_encoder_only.yaml results_dir=" + dir.string() + " name=s" + std::to_string(max_steps) +
+           " run_store=" + store + " 'model.position={type: rope, randomized: 32, randomized_eval: sample}'" +
+           " model.dropout=0.1 train.epochs=20 train.eval_every=4 train.max_steps=" + std::to_string(max_steps) +
+           " train.stop.patience=40 train.stop.target_metric=accuracy train.stop.target=101 " + extra;
+}
+
+fs::path the_run(const fs::path& dir, long max_steps) {
+    return fs::canonical(dir / ("s" + std::to_string(max_steps)) / "runs" / "seed=3");
+}
+
+// metrics.jsonl without the wall-clock field
+std::vector<std::string> curve(const fs::path& run) {
+    std::vector<std::string> out;
+    std::ifstream f(run / "metrics.jsonl");
+    for (std::string line; std::getline(f, line);) {
+        const auto at = line.find(", \"elapsed\"");
+        out.push_back(at == std::string::npos ? line : line.substr(0, at));
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("continuation/a capped run continued to a larger cap is the run trained to it", "[e2e][continuation]") {
+    const fs::path d = scratch("same");
+    const std::string store = (d / "store").string(), ref_store = (d / "ref_store").string();
+    auto a = sh(run(d, store, 24) + " --quiet");
+    INFO(a.out);
+    REQUIRE(a.code == 0);
+    const fs::path capped = the_run(d, 24);
+    const YAML::Node ra = YAML::LoadFile((capped / "results.json").string());
+    REQUIRE(ra["stop_reason"].as<std::string>() == "max_steps");
+    CHECK(ra["continuation_key"].IsDefined());
+    CHECK(fs::is_directory(capped / "checkpoints" / "last" / "optim"));  // kept for the continuation
+
+    auto b = sh(run(d, store, 48));
+    INFO(b.out);
+    REQUIRE(b.code == 0);
+    CHECK(b.out.find("continues") != std::string::npos);
+    const fs::path longer = the_run(d, 48);
+    CHECK(longer != capped);
+    auto c = sh(run(d, ref_store, 48) + " results_dir=" + (d / "ref").string() + " --quiet");
+    REQUIRE(c.code == 0);
+    const fs::path ref = the_run(d / "ref", 48);
+    const auto cb = curve(longer), cr = curve(ref);
+    CHECK(cb.size() > curve(capped).size());
+    CHECK(cb == cr);
+    const YAML::Node rb = YAML::LoadFile((longer / "results.json").string()),
+                     rr = YAML::LoadFile((ref / "results.json").string());
+    CHECK(rb["continued_from"]["step"].as<int>() == 24);
+    CHECK(rb["continued_from"]["run"].as<std::string>() == capped.filename().string());
+    CHECK_FALSE(rr["continued_from"].IsDefined());
+    CHECK(rb["steps"].as<int>() == rr["steps"].as<int>());
+    CHECK(rb["best_step"].as<int>() == rr["best_step"].as<int>());
+    for (auto it : rr["metrics"])
+        CHECK(rb["metrics"][it.first.as<std::string>()].as<std::string>() == it.second.as<std::string>());
+    // the capped run is untouched
+    CHECK(YAML::LoadFile((capped / "results.json").string())["steps"].as<int>() == 24);
+    fs::remove_all(d);
+}
+
+TEST_CASE("continuation/only where the longer run would have done the same", "[e2e][continuation]") {
+    const fs::path d = scratch("refused");
+    const std::string store = (d / "store").string();
+    SECTION("a cap that is not a validation step of the longer run") {
+        REQUIRE(sh(run(d, store, 22) + " --quiet").code == 0);
+        auto b = sh(run(d, store, 48));
+        REQUIRE(b.code == 0);
+        CHECK(b.out.find("continues") == std::string::npos);
+    }
+    SECTION("a capped run without its optimiser state (finished before continuations existed)") {
+        REQUIRE(sh(run(d, store, 24) + " --quiet").code == 0);
+        fs::remove_all(the_run(d, 24) / "checkpoints" / "last" / "optim");
+        auto b = sh(run(d, store, 48));
+        REQUIRE(b.code == 0);
+        CHECK(b.out.find("continues") == std::string::npos);
+    }
+    SECTION("another thread count") {
+        REQUIRE(sh(run(d, store, 24) + " --quiet").code == 0);
+        auto b = sh(run(d, store, 48, "threads=2"));
+        REQUIRE(b.code == 0);
+        CHECK(b.out.find("continues") == std::string::npos);
+    }
+    SECTION("a run that stopped before its cap is not continued (it is finished)") {
+        REQUIRE(sh(run(d, store, 24, "train.stop.target=0") + " --quiet").code == 0);
+        auto b = sh(run(d, store, 48, "train.stop.target=0"));
+        REQUIRE(b.code == 0);
+        CHECK(b.out.find("continues") == std::string::npos);
+        CHECK_FALSE(fs::exists(the_run(d, 24) / "checkpoints" / "last" / "optim"));
+    }
+    fs::remove_all(d);
+}
