@@ -13,6 +13,9 @@ listed as waiting), so a choice never changes once written.
     scripts/choose_lr.py results/ruoss_lr_sweep --json out.json      # also the choices as JSON
     scripts/choose_lr.py results/ruoss_lr_sweep --overrides
         # one line per chosen cell: the relpos run overrides that train its other seeds at its rate
+    scripts/choose_lr.py --self-test     # checks the rule on a made-up sweep (run by the suite)
+    scripts/choose_lr.py results/ruoss_lr_sweep --overrides --uncompetent-only --seeds 1
+        # the cells no rate made competent: seed 1 at the chosen rate, for a longer budget
 
 The experiment directory is one that `relpos run` wrote (experiment.yaml with the sweep, runs/ with the
 run directories or links into a run store). Standard library only.
@@ -57,7 +60,71 @@ def key(r):
             -m.get("val.loss", float("inf")), -float(r["labels"]["train.lr"]))
 
 
+def self_test():
+    """The rule and the three --overrides selections on a made-up sweep; exit 1 on the first wrong answer."""
+    import contextlib
+    import io
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "experiment.yaml"), "w", encoding="utf-8") as f:
+            f.write("sweep:\n  grid:\n    train.lr: [0.25, 0.5]\n")
+        # (position, lr, seed, reached, val.accuracy, val.loss)
+        made = [("{type: a}", "0.25", "1", True, 99.0, 0.2), ("{type: a}", "0.5", "1", True, 99.5, 0.3),
+                ("{type: b}", "0.25", "1", False, 40.0, 0.5), ("{type: b}", "0.5", "1", True, 10.0, 0.9),
+                ("{type: c}", "0.25", "1", False, 30.0, 0.5), ("{type: c}", "0.5", "1", False, 35.0, 0.6),
+                ("{type: d}", "0.25", "1", True, 99.0, 0.2),  # 0.5 missing: waiting
+                ("{type: a}", "0.25", "2", False, 0.0, 9.0)]  # another seed: never read
+        for i, (pos, lr, seed, reached, acc, loss) in enumerate(made):
+            run = os.path.join(d, "runs", str(i))
+            os.makedirs(run)
+            with open(os.path.join(run, "results.json"), "w", encoding="utf-8") as f:
+                json.dump({"labels": {"data.task": "t", "model.position": pos, "train.lr": lr, "seed": seed},
+                           "metrics": {"val.accuracy": acc, "val.loss": loss, "test.accuracy": 100 - acc},
+                           "competence": {"reached": reached}, "train_seconds": 60}, f)
+
+        def run(*args):
+            out, err = io.StringIO(), io.StringIO()
+            saved = sys.argv
+            sys.argv = ["choose_lr.py", d, *args]
+            try:
+                with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                    code = main()
+            finally:
+                sys.argv = saved
+            return code, out.getvalue()
+
+        def cells(text):
+            return sorted(re.findall(r"model\.position=\[(\{type: \w\})\]' 'sweep\.grid\.train\.lr=\[([\d.]+)\]",
+                                     text))
+
+        failures = []
+
+        def expect(what, got, want):
+            if got != want:
+                failures.append(f"{what}: got {got}, want {want}")
+
+        expect("all chosen cells", cells(run("--overrides")[1]),
+               [("{type: a}", "0.5"), ("{type: b}", "0.5"), ("{type: c}", "0.5")])
+        expect("competent only", cells(run("--overrides", "--competent-only")[1]),
+               [("{type: a}", "0.5"), ("{type: b}", "0.5")])
+        expect("uncompetent only", cells(run("--overrides", "--uncompetent-only", "--seeds", "1")[1]),
+               [("{type: c}", "0.5")])
+        expect("seeds named", "sweep.seeds=[1]" in run("--overrides", "--uncompetent-only", "--seeds", "1")[1], True)
+        expect("both selections refused", run("--overrides", "--competent-only", "--uncompetent-only")[0], 2)
+        code, table = run()
+        expect("table exit code", code, 0)
+        expect("waiting cell listed", "waiting for lr 0.5" in table, True)
+        for f in failures:
+            print("choose_lr self-test: " + f, file=sys.stderr)
+        if failures:
+            return 1
+        print("choose_lr self-test: the rule and the three selections hold (7 checks)")
+        return 0
+
+
 def main():
+    if sys.argv[1:] == ["--self-test"]:
+        return self_test()
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n", 1)[1])
     ap.add_argument("experiment", help="an experiment directory written by relpos run (e.g. results/ruoss_lr_sweep)")
@@ -73,7 +140,13 @@ def main():
                     help="with --overrides: leave out cells whose chosen run did not reach the competence target "
                          "(no rate of the sweep made seed 1 competent: more seeds would train models that say "
                          "nothing about extrapolation)")
+    ap.add_argument("--uncompetent-only", action="store_true",
+                    help="with --overrides: only the cells whose chosen run did NOT reach the competence target (for a "
+                         "longer budget, e.g. configs/ruoss/long.yaml with --seeds 1)")
     a = ap.parse_args()
+    if a.competent_only and a.uncompetent_only:
+        print("choose_lr: --competent-only and --uncompetent-only exclude each other", file=sys.stderr)
+        return 2
     exp_yaml = os.path.join(a.experiment, "experiment.yaml")
     if not os.path.isfile(exp_yaml):
         print(f"choose_lr: {a.experiment} is not an experiment directory (no experiment.yaml)", file=sys.stderr)
@@ -114,6 +187,8 @@ def main():
             if a.competent_only and not c["reached"]:
                 print(f"choose_lr: {c['task']} {c['position']}: not competent at any rate of the sweep; its other "
                       f"seeds are not trained", file=sys.stderr)
+                continue
+            if a.uncompetent_only and c["reached"]:
                 continue
             if a.finish_before and time.time() + 1.1 * float(c["train_seconds"]) + 300 > a.finish_before:
                 print(f"choose_lr: {c['task']} {c['position']}: its runs take about {c['train_seconds'] / 60:.0f} "

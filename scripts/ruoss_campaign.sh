@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The length-generalization study under Ruoss et al.'s protocol (configs/ruoss/): the learning-rate sweep
-# (configs/ruoss/lr_sweep.yaml, seed 1), then seeds 2-5 of each competent cell at its chosen rate
-# (configs/ruoss/study.yaml), one task at a time: scripts/two_stage_campaign.sh says how.
+# (configs/ruoss/lr_sweep.yaml, seed 1, 10,000 updates), then seeds 2-5 of each competent cell at its chosen
+# rate (configs/ruoss/study.yaml), then the cells no rate made competent at 40,000 updates
+# (configs/ruoss/long.yaml: seed 1, continuing its capped sweep run, and seeds 2-5 if that made it competent),
+# one task at a time: scripts/two_stage_campaign.sh says how.
 #   scripts/ruoss_campaign.sh                                        # until done (many hours)
 #   TASKS=reverse FINISH_BY=@$(date -d '16:20' +%s) scripts/ruoss_campaign.sh   # start only runs that can finish by then
-exec "$(dirname "$0")/two_stage_campaign.sh" configs/ruoss/lr_sweep.yaml configs/ruoss/study.yaml
+exec "$(dirname "$0")/two_stage_campaign.sh" configs/ruoss/lr_sweep.yaml configs/ruoss/study.yaml configs/ruoss/long.yaml

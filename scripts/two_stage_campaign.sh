@@ -5,16 +5,19 @@
 #   2. scripts/choose_lr.py picks each cell's rate on in-distribution validation (written to
 #      <sweep results>/lr_choice.json) and STUDY_CONFIG trains the other seeds at that rate, cell by cell, as
 #      soon as the cell's sweep is complete. A cell with no competent rate (seed 1 did not reach the target
-#      at any rate) is not trained further: its models say nothing about extrapolation.
-# Both configs share a run store, so finished runs are skipped. Two 1-thread runs side by side. Commit
+#      at any rate) is not trained further under STUDY_CONFIG: its models say nothing about extrapolation.
+#   3. (with LONG_CONFIG, the same study under a larger train.max_steps) each cell with no competent rate
+#      trains seed 1 at its chosen rate to the larger cap (continuing the capped sweep run where it kept its
+#      optimiser state: experiments/run/continuation.hpp), and seeds 2-5 when that made it competent.
+# All configs share a run store, so finished runs are skipped. Two 1-thread runs side by side. Commit
 # finished runs as they come: scripts/commit_finished_runs.sh <run store> (a loop).
-#   scripts/two_stage_campaign.sh SWEEP_CONFIG STUDY_CONFIG
+#   scripts/two_stage_campaign.sh SWEEP_CONFIG STUDY_CONFIG [LONG_CONFIG]
 #   TASKS="reverse" FINISH_BY=@$(date -d '16:20' +%s) scripts/two_stage_campaign.sh ...  # only runs that can finish by then
 # RELPOS: the binary (default build/relpos; a copy keeps a campaign safe from rebuilds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -eq 2 ] || { echo "usage: scripts/two_stage_campaign.sh SWEEP_CONFIG STUDY_CONFIG" >&2; exit 2; }
-sweep_cfg=$1 study_cfg=$2
+[ $# -eq 2 ] || [ $# -eq 3 ] || { echo "usage: scripts/two_stage_campaign.sh SWEEP_CONFIG STUDY_CONFIG [LONG_CONFIG]" >&2; exit 2; }
+sweep_cfg=$1 study_cfg=$2 long_cfg=${3:-}
 bin=${RELPOS:-build/relpos}
 name_of() { sed -n 's/^name: *//p' "$1" | head -1; }
 results_of() { local d; d=$(sed -n 's/^results_dir: *//p' "$1" | head -1); echo "${d:-results}/$(name_of "$1")"; }
@@ -30,6 +33,23 @@ trap 'rm -rf "$scratch"' EXIT
 # do not have yet: the deadline is applied to each cell here, from its seed-1 run's time.
 deadline=()
 [ -n "${FINISH_BY:-}" ] && deadline=(--finish-before "${FINISH_BY#@}")
+# Whether the seed-1 run of LONG_CONFIG named by these overrides reached its competence target.
+long_competent() {
+  python3 - "$@" <<'PY'
+import json, os, re, sys
+d = os.path.join(sys.argv[1], "runs")
+want = {k: v[1:-1] for k, v in (re.match(r"sweep\.grid\.([\w.]+)=(.*)", o).groups() for o in sys.argv[2:] if o.startswith("sweep.grid."))}
+for name in os.listdir(d) if os.path.isdir(d) else []:
+    p = os.path.join(d, name, "results.json")
+    if not os.path.isfile(p):
+        continue
+    r = json.load(open(p, encoding="utf-8"))
+    lab = r.get("labels", {})
+    if lab.get("seed") == "1" and all(lab.get(k) == v for k, v in want.items()):
+        sys.exit(0 if (r.get("competence") or {}).get("reached") else 1)
+sys.exit(1)
+PY
+}
 for task in $tasks; do
   echo "campaign: $task, stage 1, the learning-rate sweep ($sweep_cfg)"
   "$bin" run "$sweep_cfg" "sweep.grid.data.task=[$task]" "results_dir=$scratch/sweep" --jobs 2 "${fb[@]}" </dev/null
@@ -42,7 +62,27 @@ for task in $tasks; do
     echo "campaign: $task, stage 2, $*"
     "$bin" run "$study_cfg" "$@" "results_dir=$scratch/study" --jobs 2 "${fb[@]}" </dev/null
   done
+  [ -n "$long_cfg" ] || continue
+  long_dir=$(results_of "$long_cfg")
+  python3 scripts/choose_lr.py "$sweep_dir" --overrides --uncompetent-only --seeds 1 |
+    { grep -F "sweep.grid.data.task=[$task]" || true; } | while read -r line; do
+    eval "set -- $line"
+    echo "campaign: $task, stage 3, seed 1 to the longer cap ($long_cfg), $*"
+    "$bin" run "$long_cfg" "$@" "results_dir=$scratch/long" --jobs 2 "${fb[@]}" </dev/null
+    "$bin" run "$long_cfg" --start-before @1 >/dev/null
+    cell=("${@:1:3}")
+    if long_competent "$long_dir" "${cell[@]}"; then
+      echo "campaign: $task, stage 3, competent at the longer cap: seeds 2-5, ${cell[*]}"
+      "$bin" run "$long_cfg" "${cell[@]}" 'sweep.seeds=[2,3,4,5]' "results_dir=$scratch/long" --jobs 2 "${fb[@]}" </dev/null
+    else
+      echo "campaign: $task, stage 3, ${cell[*]}: seed 1 not competent at the longer cap (or not finished); no more seeds"
+    fi
+  done
 done
-# The study's own experiment.yaml and run links (no run starts), then its report.
+# The studies' own experiment.yaml and run links (no run starts), then their reports.
 "$bin" run "$study_cfg" --start-before @1 >/dev/null
 "$bin" report "$study_dir"
+if [ -n "$long_cfg" ]; then
+  "$bin" run "$long_cfg" --start-before @1 >/dev/null
+  "$bin" report "$(results_of "$long_cfg")"
+fi
