@@ -99,6 +99,12 @@ public:
     // the default (identity) evaluates at 0, 1, 2, ...
     bool randomized_at_eval() const { return randomized_at_eval_; }
     void set_randomized_at_eval(bool on) { randomized_at_eval_ = on; }
+    // Option `randomized_eval: sample_by_length`: as sample, and every evaluation batch holds sequences of one
+    // length, so that each draws its positions for its own length, as training batches (one length each, in
+    // practice) and Ruoss et al.'s evaluation do. With `sample` a batch that mixes lengths draws for its longest
+    // sequence, and the shorter ones see their positions crowded into the low end of the range.
+    bool randomized_eval_by_length() const { return randomized_eval_by_length_; }
+    void set_randomized_eval_by_length(bool on) { randomized_eval_by_length_ = on; }
     // The map every hook of this encoding (embed and the per-attention hooks it handed out) uses from
     // now on; an encoding that does not depend on absolute or relative positions may ignore it.
     virtual void set_position_map(PositionMap m) { *map_ = std::move(m); }
@@ -137,6 +143,7 @@ protected:
     std::shared_ptr<PositionMap> map_ = std::make_shared<PositionMap>();
     std::size_t randomized_ = 0;
     bool randomized_at_eval_ = false;
+    bool randomized_eval_by_length_ = false;
 };
 
 // ---- registry
@@ -172,8 +179,10 @@ std::shared_ptr<PositionEncoding<T>> make_position(const std::string& type, Opti
 // positions drawn as a sorted random subset of [0, N) (Ruoss et al. 2023); evaluation uses 0, 1, 2, ...
 // Not in describe_position_options (which lists each encoding's own options; run names fill those in).
 constexpr const char* kRandomizedOption = "randomized";
-// Its companion: `randomized_eval: identity` (default; evaluate at 0, 1, 2, ...) or `sample` (evaluate and
-// decode at positions drawn the same way, from a stream restarted at every eval(): the reference code's way).
+// Its companion: `randomized_eval: identity` (default; evaluate at 0, 1, 2, ...), `sample` (evaluate and
+// decode at positions drawn the same way, from a stream restarted at every eval(), one draw per evaluation
+// batch for its longest sequence) or `sample_by_length` (the same with evaluation batches of one length each:
+// the reference code's way, where every batch has one length).
 constexpr const char* kRandomizedEvalOption = "randomized_eval";
 
 // One documented option of an encoding, recorded by building it with defaults (for `relpos list`).

@@ -56,10 +56,12 @@ std::shared_ptr<PositionEncoding<T>> make_position(const std::string& type, Opti
         opts.fail(kRandomizedOption, fmt::format("draws positions up to {} but the encoding has only {} (raise max_len "
                                                  "to at least {})", n - 1, p->max_length(), n));
     p->set_randomized_range(static_cast<std::size_t>(n));
-    const std::string at_eval = opts.get_string(kRandomizedEvalOption, "identity", {"identity", "sample"});
-    if (at_eval == "sample" && n == 0)
+    const std::string at_eval =
+        opts.get_string(kRandomizedEvalOption, "identity", {"identity", "sample", "sample_by_length"});
+    if (at_eval != "identity" && n == 0)
         opts.fail(kRandomizedEvalOption, "samples positions at evaluation only with randomized: N (N > 0) set too");
-    p->set_randomized_at_eval(at_eval == "sample");
+    p->set_randomized_at_eval(at_eval != "identity");
+    p->set_randomized_eval_by_length(at_eval == "sample_by_length");
     opts.omit_from_run_name_at(kRandomizedOption, "0");             // came 2026-11-24, after runs were finished
     opts.omit_from_run_name_at(kRandomizedEvalOption, "identity");  // the same
     opts.finish();

@@ -147,6 +147,13 @@ public:
 
     // Switching to eval mode restarts the evaluation stream of randomized positions.
     void train(bool on = true) override;
+    // Whether evaluation batches must hold one length each: an encoding has randomized_eval: sample_by_length.
+    bool eval_batches_by_length() const {
+        for (const auto* side : {&enc_pos, &dec_pos})
+            for (const auto& p : *side)
+                if (p->randomized_range() && p->randomized_eval_by_length()) return true;
+        return false;
+    }
 
     Rng& dropout_rng() { return dropout_rng_; }
     const TransformerConfig& config() const { return cfg_; }

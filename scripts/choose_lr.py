@@ -39,6 +39,18 @@ def sweep_rates(experiment_yaml):
     return []
 
 
+def grid_positions(experiment_yaml):
+    """The model.position values of the sweep's grid (flow maps on one line), or None when it names none.
+    Runs of positions no longer in the grid (a superseded variant whose links stay for the record) are not
+    cells to choose for."""
+    with open(experiment_yaml, encoding="utf-8") as f:
+        for line in f:
+            m = re.match(r"\s*model\.position:\s*\[(.*)\]\s*$", line)
+            if m:
+                return re.findall(r"\{[^{}]*\}", m.group(1))
+    return None
+
+
 def runs(exp_dir):
     out = []
     root = os.path.join(exp_dir, "runs")
@@ -67,13 +79,15 @@ def self_test():
     import tempfile
     with tempfile.TemporaryDirectory() as d:
         with open(os.path.join(d, "experiment.yaml"), "w", encoding="utf-8") as f:
-            f.write("sweep:\n  grid:\n    train.lr: [0.25, 0.5]\n")
+            f.write("sweep:\n  grid:\n    model.position: [{type: a}, {type: b}, {type: c}, {type: d}]\n"
+                    "    train.lr: [0.25, 0.5]\n")
         # (position, lr, seed, reached, val.accuracy, val.loss)
         made = [("{type: a}", "0.25", "1", True, 99.0, 0.2), ("{type: a}", "0.5", "1", True, 99.5, 0.3),
                 ("{type: b}", "0.25", "1", False, 40.0, 0.5), ("{type: b}", "0.5", "1", True, 10.0, 0.9),
                 ("{type: c}", "0.25", "1", False, 30.0, 0.5), ("{type: c}", "0.5", "1", False, 35.0, 0.6),
                 ("{type: d}", "0.25", "1", True, 99.0, 0.2),  # 0.5 missing: waiting
-                ("{type: a}", "0.25", "2", False, 0.0, 9.0)]  # another seed: never read
+                ("{type: a}", "0.25", "2", False, 0.0, 9.0),  # another seed: never read
+                ("{type: e}", "0.25", "1", False, 1.0, 9.0), ("{type: e}", "0.5", "1", False, 1.0, 9.0)]  # not in the grid
         for i, (pos, lr, seed, reached, acc, loss) in enumerate(made):
             run = os.path.join(d, "runs", str(i))
             os.makedirs(run)
@@ -118,7 +132,7 @@ def self_test():
             print("choose_lr self-test: " + f, file=sys.stderr)
         if failures:
             return 1
-        print("choose_lr self-test: the rule and the three selections hold (7 checks)")
+        print("choose_lr self-test: the rule and the three selections hold, runs outside the grid ignored (7 checks)")
         return 0
 
 
@@ -155,10 +169,13 @@ def main():
     if not rates:
         print(f"choose_lr: {exp_yaml} sweeps no train.lr", file=sys.stderr)
         return 2
+    positions = grid_positions(exp_yaml)
     cells = {}
     for r in runs(a.experiment):
         lab = r.get("labels", {})
         if lab.get("seed") != a.seed or "train.lr" not in lab:
+            continue
+        if positions is not None and lab.get("model.position", "") not in positions:
             continue
         cells.setdefault((lab.get("data.task", ""), lab.get("model.position", "")), []).append(r)
     chosen, waiting = [], []

@@ -325,6 +325,36 @@ TEST_CASE("batch/padding_bos_eos") {
     }
 }
 
+TEST_CASE("batch/one_length evaluation batches never mix lengths and still cover every example once") {
+    const auto ex = random_examples(700, 40, 8);
+    for (const Layout layout : {Layout::Seq2Seq, Layout::EncoderOnly, Layout::DecoderOnly}) {
+        BatchOptions opt;
+        opt.max_tokens = 2048;
+        opt.layout = layout;
+        // the lengths a row of this layout is padded by: both sides for the encoder-decoder, the one sequence
+        // (context and answer) for decoder-only, the input for encoder-only
+        auto lengths = [&](std::size_t i) {
+            const std::size_t s = ex[i].src.size(), t = ex[i].tgt.size();
+            return layout == Layout::Seq2Seq ? std::make_pair(s, t) : std::make_pair(std::size_t{0}, layout == Layout::DecoderOnly ? s + t : s);
+        };
+        auto mixed = [&](const std::vector<std::vector<std::size_t>>& plan) {
+            std::size_t n = 0;
+            for (const auto& b : plan)
+                for (std::size_t i : b)
+                    if (lengths(i) != lengths(b[0])) ++n;
+            return n;
+        };
+        CHECK(mixed(plan_eval_batches(ex, opt)) > 0);  // these sizes mix lengths unless told not to
+        opt.one_length = true;
+        const auto plan = plan_eval_batches(ex, opt);
+        CHECK(mixed(plan) == 0);
+        std::vector<int> seen(ex.size(), 0);
+        for (const auto& b : plan)
+            for (std::size_t i : b) ++seen[i];
+        CHECK(std::all_of(seen.begin(), seen.end(), [](int s) { return s == 1; }));
+    }
+}
+
 TEST_CASE("batch/eval_order_and_greedy_cut") {
     const auto ex = random_examples(700, 40, 8);
     BatchOptions opt;

@@ -124,4 +124,24 @@ TEST_CASE("randomized/randomized_eval option errors", "[randomized][position]") 
                       Catch::Contains("randomized_eval") && Catch::Contains("sample"));
     CHECK(make("rope", {{"randomized", "8"}, {"randomized_eval", "sample"}}, nn::Side::Encoder, rng)->randomized_at_eval());
     CHECK_FALSE(make("rope", {{"randomized", "8"}}, nn::Side::Encoder, rng)->randomized_at_eval());
+    CHECK_THROWS_WITH(make("rope", {{"randomized_eval", "sample_by_length"}}, nn::Side::Encoder, rng),
+                      Catch::Contains("randomized_eval") && Catch::Contains("randomized: N"));
+    const auto by_length = make("rope", {{"randomized", "8"}, {"randomized_eval", "sample_by_length"}}, nn::Side::Encoder, rng);
+    CHECK(by_length->randomized_at_eval());
+    CHECK(by_length->randomized_eval_by_length());
+    CHECK_FALSE(make("rope", {{"randomized", "8"}, {"randomized_eval", "sample"}}, nn::Side::Encoder, rng)
+                    ->randomized_eval_by_length());
+}
+
+TEST_CASE("randomized/sample_by_length asks for evaluation batches of one length, sample does not",
+          "[randomized][nn]") {
+    auto cfg = tiny_config(13);
+    cfg.family = nn::Family::EncoderOnly;
+    auto model = [&](const std::map<std::string, std::string>& opts) {
+        return nn::Transformer<float>(cfg, positions<float>({{"rope", opts}}));
+    };
+    CHECK(model({{"randomized", "64"}, {"randomized_eval", "sample_by_length"}}).eval_batches_by_length());
+    CHECK_FALSE(model({{"randomized", "64"}, {"randomized_eval", "sample"}}).eval_batches_by_length());
+    CHECK_FALSE(model({{"randomized", "64"}}).eval_batches_by_length());
+    CHECK_FALSE(model({}).eval_batches_by_length());
 }

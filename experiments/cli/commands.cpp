@@ -254,8 +254,9 @@ int cmd_list() {
     fmt::print("Position encodings (model.position: {{type: NAME, ...options}}; a list combines several).\n"
                "Every encoding but none also takes randomized: N (int, default 0 = off): at training time each batch's\n"
                "positions are a sorted random subset of [0, N), at evaluation 0, 1, 2, ... (Ruoss et al. 2023); with it,\n"
-               "randomized_eval: identity (default) or sample (evaluate and decode at positions drawn the same way, as the\n"
-               "paper's reference code does; each evaluation restarts a fixed stream, so it is reproducible).\n");
+               "randomized_eval: identity (default), sample_by_length (evaluate and decode at positions drawn the same\n"
+               "way, in evaluation batches of one length, as the paper's reference code does; each evaluation restarts a\n"
+               "fixed stream, so it is reproducible) or sample (the same in batches that mix lengths: superseded).\n");
     for (const auto& e : nn::position_registry().entries()) {
         fmt::print("  {:<12} {}\n", e.name, e.summary);
         for (const auto& o : nn::describe_position_options(e.name))

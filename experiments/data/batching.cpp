@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <utility>
 #include <stdexcept>
 
 #include "autodiff/rng.hpp"
@@ -38,13 +39,17 @@ std::vector<std::vector<std::size_t>> cut(const std::vector<Example>& ex, const 
     std::vector<std::vector<std::size_t>> batches;
     std::vector<std::size_t> cur;
     std::size_t ls = 0, lt = 0;
+    std::pair<std::size_t, std::size_t> first{0, 0};  // the lengths of cur's first example
     for (std::size_t i : order) {
         const auto [els, elt] = row_lengths(ex[i], opt.layout);
         const std::size_t nls = std::max(ls, els);
         const std::size_t nlt = std::max(lt, elt);
         const bool over_budget = batch_cost(cur.size() + 1, nls, nlt) > opt.max_tokens;
         const bool over_rows = opt.max_batch_size && cur.size() + 1 > opt.max_batch_size;
-        if (!cur.empty() && (over_budget || over_rows)) {
+        const bool other_length = opt.one_length && std::make_pair(els, elt) != first;
+        if (cur.empty()) first = {els, elt};
+        if (!cur.empty() && (over_budget || over_rows || other_length)) {
+            first = {els, elt};
             batches.push_back(std::move(cur));
             cur.clear();
             ls = els;

@@ -40,6 +40,9 @@ struct BatchOptions {
     // as keep the cost <= max_tokens. One example that alone exceeds it still forms its own batch.
     std::size_t max_tokens = 4096;
     std::size_t max_batch_size = 0;  // rows per batch at most; 0 = no limit
+    // Evaluation: a batch holds examples of one (source, target) length only (randomized_eval:
+    // sample_by_length draws one set of positions per batch, which must be each sequence's own length's).
+    bool one_length = false;
     // Training only: shuffle, then sort by (src len, tgt len) within chunks of this many examples
     // before cutting; 0 = one chunk (the whole set: least padding, batches still random via the
     // shuffled tie order and the shuffled batch order).

@@ -60,6 +60,7 @@ std::vector<std::pair<double, std::size_t>> loss_by_position(const nn::Transform
     BatchOptions bo;
     bo.max_tokens = batch_tokens;
     bo.layout = Layout::DecoderOnly;
+    bo.one_length = model.eval_batches_by_length();
     for (const Batch& b : eval_batches(windows, bo)) {
         const Var<float> logits = batch_logits(model, b);  // (B, Lt, V)
         const std::size_t V = logits.shape().back();

@@ -95,6 +95,7 @@ Accuracy slot_accuracy(const nn::Transformer<float>& model, const EvalSplit& s, 
     BatchOptions bo;
     bo.max_tokens = batch_tokens;
     bo.layout = Layout::EncoderOnly;
+    bo.one_length = model.eval_batches_by_length();
     for (const Batch& b : eval_batches(s.examples, bo)) {
         Var<float> logits = model.forward_bidirectional(b.tgt_in, b.B, b.Lt);  // (B, Lt, V)
         const std::size_t V = logits.shape().back();

@@ -171,6 +171,7 @@ std::vector<std::string> translate_split(const nn::Transformer<float>& model, co
     std::vector<std::string> hyps(examples.size());
     BatchOptions bo;
     bo.max_tokens = batch_tokens;
+    bo.one_length = model.eval_batches_by_length();
     for (const Batch& b : eval_batches(examples, bo)) {
         auto out = translate_batch(model, b.src, b.B, b.Ls, b.src_len, opt);
         for (std::size_t i = 0; i < b.B; ++i) hyps[b.index[i]] = data.detokenize(out[i]);

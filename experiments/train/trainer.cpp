@@ -59,6 +59,7 @@ EvalLoss evaluate_loss(const nn::Transformer<float>& model, const std::vector<Ex
     BatchOptions bo;
     bo.max_tokens = batch_tokens;
     bo.layout = batch_layout(model.config().family);
+    bo.one_length = model.eval_batches_by_length();
     double nll = 0;
     std::size_t correct = 0;
     for (const Batch& b : eval_batches(data, bo)) {
