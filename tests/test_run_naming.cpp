@@ -107,3 +107,26 @@ TEST_CASE("tasks/alibi's bidirectional: symmetric names the run {type: alibi} na
     CHECK(run_identity(cfg("a2.yaml", "{type: alibi}")) != before);
     CHECK(run_identity(cfg("a3.yaml", "{type: alibi}")) == run_identity(cfg("a4.yaml", "{type: alibi, bidirectional: offset}")));
 }
+
+TEST_CASE("tasks/run_identity leaves the config it names unchanged", "[tasks][config]") {
+    // An ExperimentConfig copy shares its position nodes (YAML::Node is a handle): run_identity fills the
+    // encodings' defaults into its own copy, which must not write through into the caller's nodes (it did:
+    // `p.node = node` rebinds nothing, it rewrites the node both handles refer to).
+    for (const std::string pos : {"{type: shaw, k: 16}", "[{type: sinusoidal}, {type: shaw, k: 4, values: false}]",
+                                  "{type: shaw, k: 16, keys: false, values: false}", "{type: alibi, bidirectional: symmetric}",
+                                  "{type: rope, randomized: 64, randomized_eval: identity}"}) {
+        INFO(pos);
+        const ExperimentConfig cfg = load_config(write_config(
+            "m.yaml", "name: t\ndata: {task: copy}\nmodel: {family: encoder_only, position: " + pos + "}\n"));
+        std::vector<std::string> before;
+        for (const auto& p : cfg.model.position) before.push_back(value_yaml(p.node));
+        const std::string hash = config_hash(cfg), yaml = to_yaml(cfg);
+        const std::string id = run_identity(cfg);
+        std::vector<std::string> after;
+        for (const auto& p : cfg.model.position) after.push_back(value_yaml(p.node));
+        CHECK(after == before);
+        CHECK(config_hash(cfg) == hash);
+        CHECK(to_yaml(cfg) == yaml);
+        CHECK(run_identity(cfg) == id);  // and naming it twice names it the same
+    }
+}
