@@ -8,7 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "experiments/eval/bleu.hpp"
-#include "experiments/train/runner.hpp"
+#include "experiments/eval/scoring.hpp"
 #include "experiments/data/corpus.hpp"
 #include "experiments/eval/significance.hpp"
 

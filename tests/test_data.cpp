@@ -19,6 +19,7 @@
 #include "experiments/data/batching.hpp"
 #include "experiments/eval/bleu.hpp"
 #include "experiments/data/corpus.hpp"
+#include "experiments/tasks/multi30k.hpp"
 #include "experiments/data/subword.hpp"
 #include "experiments/tasks/synthetic.hpp"
 

@@ -10,7 +10,7 @@
 #include "experiments/config/config.hpp"
 #include "experiments/data/batching.hpp"
 #include "experiments/tasks/task.hpp"
-#include "experiments/train/runner.hpp"
+#include "experiments/run/experiment.hpp"
 #include "experiments/train/trainer.hpp"
 #include "tests/nn_helpers.hpp"
 

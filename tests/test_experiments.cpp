@@ -21,7 +21,7 @@
 #include "experiments/data/json.hpp"
 #include "experiments/eval/decode.hpp"
 #include "experiments/eval/significance.hpp"
-#include "experiments/train/runner.hpp"
+#include "experiments/tasks/task.hpp"
 #include "experiments/train/trainer.hpp"
 #include "tests/nn_helpers.hpp"
 

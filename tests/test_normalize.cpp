@@ -1,4 +1,4 @@
-// Raw text normalized like the bundled Multi30k tokenized files (experiments/data/normalize.hpp), and its
+// Raw text normalized like the bundled Multi30k tokenized files (experiments/tasks/multi30k_normalize.hpp), and its
 // use in relpos eval / translate (--input raw | tokenized).
 #include <unistd.h>
 
@@ -10,7 +10,8 @@
 #include "experiments/cli/commands.hpp"
 #include "experiments/config/config.hpp"
 #include "experiments/data/corpus.hpp"
-#include "experiments/data/normalize.hpp"
+#include "experiments/tasks/multi30k.hpp"
+#include "experiments/tasks/multi30k_normalize.hpp"
 #include "tests/cli_helpers.hpp"
 
 using namespace relpos;
@@ -166,7 +167,15 @@ TEST_CASE("normalize/the_normalize_command", "[normalize][cli]") {
     CHECK(ok.out == "ein mann fährt fahrrad .\na woman\n");
     const auto bad = test::sh("echo x | " + kBin + " normalize --lang fr");
     CHECK(bad.code == 2);
-    CHECK(bad.out == "error: --lang 'fr' is not a Multi30k language; use de or en\n");
+    CHECK(bad.out == "error: --lang 'fr' is not a language of task multi30k; use de or en\n");
+    // --task names the task whose training text to match (the default: the first that normalizes)
+    CHECK(test::sh("printf 'A woman.\\n' | " + kBin + " normalize --lang en --task multi30k").out == "a woman .\n");
+    const auto plain = test::sh("echo x | " + kBin + " normalize --lang en --task copy");
+    CHECK(plain.code == 2);
+    CHECK(plain.out == "error: --task 'copy' reads text as given and has no normalization; the tasks that do: multi30k\n");
+    const auto unknown = test::sh("echo x | " + kBin + " normalize --lang en --task nosuch");
+    CHECK(unknown.code == 2);
+    CHECK(unknown.out == "error: --task 'nosuch' is not a registered task; the tasks that do: multi30k\n");
 }
 
 // A tiny run that learns 16 sentence pairs of the tokenized files by heart (about 5 s). Then eval on the

@@ -16,7 +16,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include "experiments/tasks/task.hpp"
-#include "experiments/train/runner.hpp"
+#include "experiments/run/experiment.hpp"
+#include "experiments/run/sweep.hpp"
+#include "experiments/train/model.hpp"
 #include "nn/transformer.hpp"
 #include "tests/nn_helpers.hpp"
 
@@ -52,7 +54,6 @@ void check_model(const Spec& spec, std::size_t d_model = 4, std::size_t layers =
         },
         leaves);
 }
-
 
 // The hooks of encoding `type` for one attention site.
 struct Hooked {

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "experiments/data/corpus.hpp"
+#include "experiments/tasks/multi30k.hpp"
 #include "experiments/data/json.hpp"
 #include "experiments/eval/significance.hpp"
 #include "experiments/report/report.hpp"

@@ -5,7 +5,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
+#include <set>
 
 #include <catch2/catch.hpp>
 
@@ -106,4 +108,91 @@ TEST_CASE("tasks/alibi's bidirectional: symmetric names the run {type: alibi} na
     CHECK(run_identity(cfg("a1.yaml", "{type: alibi, bidirectional: symmetric}")) == before);
     CHECK(run_identity(cfg("a2.yaml", "{type: alibi}")) != before);
     CHECK(run_identity(cfg("a3.yaml", "{type: alibi}")) == run_identity(cfg("a4.yaml", "{type: alibi, bidirectional: offset}")));
+}
+
+TEST_CASE("tasks/run_identity leaves the config it names unchanged", "[tasks][config]") {
+    // An ExperimentConfig copy shares its position nodes (YAML::Node is a handle): run_identity fills the
+    // encodings' defaults into its own copy, which must not write through into the caller's nodes (it did:
+    // `p.node = node` rebinds nothing, it rewrites the node both handles refer to).
+    for (const std::string pos : {"{type: shaw, k: 16}", "[{type: sinusoidal}, {type: shaw, k: 4, values: false}]",
+                                  "{type: shaw, k: 16, keys: false, values: false}", "{type: alibi, bidirectional: symmetric}",
+                                  "{type: rope, randomized: 64, randomized_eval: identity}"}) {
+        INFO(pos);
+        const ExperimentConfig cfg = load_config(write_config(
+            "m.yaml", "name: t\ndata: {task: copy}\nmodel: {family: encoder_only, position: " + pos + "}\n"));
+        std::vector<std::string> before;
+        for (const auto& p : cfg.model.position) before.push_back(value_yaml(p.node));
+        const std::string hash = config_hash(cfg), yaml = to_yaml(cfg);
+        const std::string id = run_identity(cfg);
+        std::vector<std::string> after;
+        for (const auto& p : cfg.model.position) after.push_back(value_yaml(p.node));
+        CHECK(after == before);
+        CHECK(config_hash(cfg) == hash);
+        CHECK(to_yaml(cfg) == yaml);
+        CHECK(run_identity(cfg) == id);  // and naming it twice names it the same
+    }
+}
+
+TEST_CASE("naming/every committed finished run is still its experiment's run", "[tasks][config][committed_runs]") {
+    // What `relpos run` checks before it skips a finished run, for every run committed under results/: some
+    // experiment that ran it (results/*/experiment.yaml, configs/**/*.yaml) has a sweep point whose run
+    // directory results/<name>/runs/<id> holds it and whose config same_run() matches its recorded
+    // config_hash; in a shared run store the link's target is that point's run_identity. Runs of an
+    // experiment whose data is not installed here (the Brown corpus: make data) are left out, with a warning.
+    const fs::path root(kSrc);
+    std::vector<fs::path> experiments;
+    for (const auto& e : fs::directory_iterator(root / "results"))
+        if (fs::exists(e.path() / "experiment.yaml")) experiments.push_back(e.path() / "experiment.yaml");
+    for (const auto& e : fs::recursive_directory_iterator(root / "configs"))
+        if (e.path().extension() == ".yaml") experiments.push_back(e.path());
+    std::set<std::string> matched, unloadable;
+    for (const auto& x : experiments) {
+        std::vector<SweepPoint> points;
+        ExperimentConfig top;
+        try {
+            top = load_config(x.string());
+            points = expand_sweep(top, x.string(), {});
+        } catch (const ConfigError& e) {  // e.g. a data directory that is not installed (make data)
+            unloadable.insert(x.string());
+            WARN(x.string() << " not checked: " << e.what());
+            continue;
+        }
+        for (const auto& p : points) {
+            // Where `relpos run` looks: the experiment's runs/<id>, or in a shared store <run_store>/<run_identity>
+            // (its runs/<id> is then a link there, committed or not).
+            const fs::path link = root / "results" / top.name / "runs" / p.id;
+            std::vector<fs::path> dirs{link};
+            if (!top.run_store.empty() && fs::path(top.run_store).is_relative())
+                dirs.push_back(root / top.run_store / run_identity(p.config));
+            for (const auto& dir : dirs) {
+                if (!fs::exists(dir / "results.json")) continue;
+                std::ifstream in(dir / "results.json");
+                const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+                const auto at = text.find("\"config_hash\": \"");
+                REQUIRE(at != std::string::npos);
+                const std::string recorded = text.substr(at + 16, 16);
+                if (!same_run(recorded, p.config)) continue;  // an experiment.yaml older than a key's new default
+                matched.insert(fs::canonical(dir).string());
+            }
+            if (!top.run_store.empty() && fs::is_symlink(link) && fs::exists(link / "results.json") &&
+                matched.count(fs::canonical(link).string())) {
+                INFO(x.string() << " " << p.id);
+                CHECK(fs::read_symlink(link).filename().string() == run_identity(p.config));
+            }
+        }
+    }
+    std::size_t finished = 0;
+    for (const auto& e : fs::recursive_directory_iterator(root / "results")) {
+        if (e.is_symlink() || e.path().filename() != "results.json" || e.path().parent_path().parent_path().filename() != "runs")
+            continue;
+        ++finished;
+        const std::string exp = e.path().parent_path().parent_path().parent_path().filename().string();
+        if (matched.count(fs::canonical(e.path().parent_path()).string())) continue;
+        bool skipped = false;  // its experiment could not be read here
+        for (const auto& u : unloadable) skipped = skipped || fs::path(u).parent_path().filename() == exp;
+        INFO(e.path().string());
+        CHECK(skipped);
+    }
+    CHECK(finished > 700);
+    WARN(matched.size() << " of " << finished << " committed finished runs matched through their experiments");
 }

@@ -7,7 +7,8 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "experiments/train/runner.hpp"
+#include "experiments/eval/scoring.hpp"
+#include "experiments/run/experiment.hpp"
 #include "experiments/train/trainer.hpp"
 #include "tests/helpers.hpp"
 

@@ -12,7 +12,7 @@
 
 #include "experiments/data/batching.hpp"
 #include "experiments/eval/decode.hpp"
-#include "experiments/train/runner.hpp"
+#include "experiments/run/experiment.hpp"
 #include "experiments/run/sweep.hpp"
 #include "experiments/tasks/task.hpp"
 #include "experiments/train/trainer.hpp"

@@ -11,7 +11,6 @@
 #include "experiments/eval/bleu.hpp"
 #include "experiments/train/checkpoint.hpp"
 #include "experiments/data/corpus.hpp"
-#include "experiments/data/normalize.hpp"
 #include "experiments/eval/scoring.hpp"
 #include "experiments/tasks/seq2seq.hpp"
 #include "experiments/train/model.hpp"
@@ -138,10 +137,18 @@ void check_out_path(const std::string& out) {
                                     "write the hypotheses elsewhere", out, parent.string()));
 }
 
+// Whether a line looks normalized already by the run's task (false for a task without a normalizer).
+bool looks_tokenized(const ExperimentConfig& cfg, const std::string& line) {
+    const TaskEntry* task = task_entry(cfg);
+    return task && task->tokenized_text.looks_normalized && task->tokenized_text.looks_normalized(line);
+}
+
 // Normalizing text that is tokenized already would tokenize it again ("&apos;s" -> "&amp; apos ; s").
-// About 95% of the lines of the tok/ files look tokenized, 1 in 2,000 raw lines does.
-void warn_if_tokenized(const std::vector<std::string>& lines, const std::string& flag, const std::string& path) {
-    const auto n = static_cast<std::size_t>(std::count_if(lines.begin(), lines.end(), looks_tokenized));
+// (Of the bundled tokenized files about 95% of the lines look tokenized, 1 in 2,000 raw lines does.)
+void warn_if_tokenized(const ExperimentConfig& cfg, const std::vector<std::string>& lines, const std::string& flag,
+                       const std::string& path) {
+    const auto n = static_cast<std::size_t>(
+        std::count_if(lines.begin(), lines.end(), [&](const std::string& l) { return looks_tokenized(cfg, l); }));
     if (2 * n > lines.size())
         fmt::print(stderr, "warning: {} of {} lines of {} {} look tokenized already (Moses escapes such as &apos;, or "
                            "a space before the final period), and --input raw normalizes them again, which garbles "
@@ -160,7 +167,8 @@ InputForm parse_input_form(const std::string& value) {
 }
 
 std::string model_text(const ExperimentConfig& cfg, const std::string& line, const std::string& lang, InputForm form) {
-    return reads_tokenized_text(cfg) && form == InputForm::Raw ? normalize_like_multi30k(line, lang) : line;
+    if (!reads_tokenized_text(cfg) || form != InputForm::Raw) return line;
+    return task_entry(cfg)->tokenized_text.normalize(line, lang);
 }
 
 int cmd_eval(const EvalArgs& a) {
@@ -173,8 +181,8 @@ int cmd_eval(const EvalArgs& a) {
         throw DataError(fmt::format("--src {} has {} lines but --ref {} has {}", a.src, src.size(), a.ref, ref.size()));
     const bool tokenized_run = reads_tokenized_text(r.cfg);
     if (tokenized_run && form == InputForm::Raw) {
-        warn_if_tokenized(src, "--src", a.src);
-        warn_if_tokenized(ref, "--ref", a.ref);
+        warn_if_tokenized(r.cfg, src, "--src", a.src);
+        warn_if_tokenized(r.cfg, ref, "--ref", a.ref);
     }
     auto ref_tok = ref;  // the references in the form the model writes
     for (auto& s : src) s = model_text(r.cfg, s, r.cfg.data.src, form);
@@ -212,7 +220,7 @@ int cmd_translate(const TranslateArgs& a) {
         ++n;
         check_stdin_line(line, n);
         std::string text = model_text(r.cfg, line, r.cfg.data.src, form);
-        if (!warned && text != line && looks_tokenized(line)) {
+        if (!warned && text != line && looks_tokenized(r.cfg, line)) {
             fmt::print(stderr, "warning: input line {} looks tokenized already (Moses escapes such as &apos;, or a space "
                                "before the final period), and --input raw normalizes it again; pass --input "
                                "tokenized if the input is tokenized\n", n);
@@ -230,14 +238,16 @@ int cmd_translate(const TranslateArgs& a) {
     return 0;
 }
 
-int cmd_normalize(const std::string& lang) {
-    const auto& langs = multi30k_languages();
+int cmd_normalize(const std::string& lang, const std::string& task_name) {
+    const TaskEntry& task = text_normalizing_task(task_name);
+    const auto& langs = task.tokenized_text.languages;
     if (std::find(langs.begin(), langs.end(), lang) == langs.end())
-        throw ConfigError(fmt::format("--lang '{}' is not a Multi30k language; use de or en", lang));
+        throw ConfigError(fmt::format("--lang '{}' is not a language of task {}; use {}", lang, task.name,
+                                      join(langs, " or ")));
     std::string line;
     for (std::size_t n = 1; std::getline(std::cin, line); ++n) {
         check_stdin_line(line, n);
-        std::cout << normalize_like_multi30k(line, lang) << "\n";
+        std::cout << task.tokenized_text.normalize(line, lang) << "\n";
     }
     return 0;
 }

@@ -33,7 +33,9 @@ struct TranslateArgs {
 
 int cmd_eval(const EvalArgs& a);
 int cmd_translate(const TranslateArgs& a);
-int cmd_normalize(const std::string& lang);  // stdin -> stdout, each line normalized like the bundled text
+// stdin -> stdout, each line of language `lang` normalized like the training text of `task` ("": the first
+// registered task that has a normalizer, TaskEntry::tokenized_text).
+int cmd_normalize(const std::string& lang, const std::string& task = "");
 int cmd_list();
 // Every config key: type, default, allowed values (describe_config_keys), one line each.
 int cmd_list_keys();

@@ -95,10 +95,11 @@ int main(int argc, char** argv) {
     // ---- eval
     auto* eval = app.add_subcommand(
         "eval", "Score a run's best checkpoint on parallel files.\n"
-                "A run trained on the tokenized Multi30k files (data.tokenized: true, the default) prints its two "
-                "results.json metrics: bleu_tok (whitespace BLEU of the output against the references lowercased and "
-                "tokenized like the training text; the figure of the tables) and bleu (sacreBLEU 13a, "
-                "case-insensitive, of the output with Moses escapes and splits undone against the raw references). "
+                "A run trained on lowercased Moses-tokenized text (a task that reads tokenized files, with "
+                "data.tokenized: true, its default) prints its two results.json metrics: bleu_tok (whitespace BLEU "
+                "of the output against the references lowercased and tokenized like the training text; the figure "
+                "of the tables) and bleu (sacreBLEU 13a, case-insensitive, of the output with Moses escapes and "
+                "splits undone against the raw references). "
                 "Other runs print sacreBLEU 13a and whitespace BLEU of the output against the references as given.");
     EvalArgs ea;
     eval->add_option("--run", ea.run_dir, "run directory, e.g. results/quickstart/runs/type=shaw_seed=1")->required();
@@ -108,16 +109,17 @@ int main(int argc, char** argv) {
     eval->add_option("--beam", ea.beam, "beam size, 1 to 64 (default: the run's eval.beam)")
         ->check(CLI::Range(std::size_t(1), std::size_t(64)));
     const std::string input_help =
-        "raw (default): sentences as written; for a run trained on the tokenized Multi30k files they are lowercased "
-        "and tokenized like them first (data/multi30k/README.md says how close that is). tokenized: already "
-        "lowercased and Moses-tokenized (like data/multi30k/tok/), read as it is. Runs on raw text ignore it";
+        "raw (default): sentences as written; for a run trained on tokenized text they are lowercased and "
+        "tokenized like its training text first (relpos normalize shows the result; the task's data README says "
+        "how close that is). tokenized: already lowercased and Moses-tokenized like the training text, read as it "
+        "is. Runs on raw text ignore it";
     eval->add_option("--input", ea.input, input_help + "; applies to --src and --ref")->default_str("raw");
 
     // ---- translate
     auto* tr = app.add_subcommand(
         "translate", "Translate stdin to stdout with a run's best checkpoint, one sentence per line. The output is "
-                     "in the form of the run's training text (for the tokenized Multi30k files: lowercased, "
-                     "tokenized, with Moses escapes such as &apos;).");
+                     "in the form of the run's training text (for tokenized text: lowercased, tokenized, with Moses "
+                     "escapes such as &apos;).");
     TranslateArgs ta;
     tr->add_option("--run", ta.run_dir, "run directory")->required();
     tr->add_option("--beam", ta.beam, "beam size, 1 to 64 (default: the run's eval.beam)")
@@ -126,10 +128,13 @@ int main(int argc, char** argv) {
 
     // ---- normalize
     auto* norm = app.add_subcommand(
-        "normalize", "Lowercase and tokenize stdin like the Multi30k tok/ files, one line out per line in "
-                     "(what translate and eval --input raw do to their text; data/multi30k/README.md says how close)");
-    std::string norm_lang;
-    norm->add_option("--lang", norm_lang, "the language of the text: de or en")->required();
+        "normalize", "Lowercase and tokenize stdin like the tokenized training text of a task, one line out per "
+                     "line in (what translate and eval --input raw do to their text)");
+    std::string norm_lang, norm_task;
+    norm->add_option("--lang", norm_lang, "the language of the text, one the task knows (e.g. de or en)")->required();
+    norm->add_option("--task", norm_task,
+                     "the task whose training text to match (default: the first registered task that reads "
+                     "tokenized text; relpos list shows the tasks)");
 
     // ---- list
     auto* list = app.add_subcommand("list", "Registered position encodings and synthetic tasks, with their options");
@@ -178,7 +183,7 @@ int main(int argc, char** argv) {
         if (*report) return cmd_report(report_dir);
         if (*eval) return cmd_eval(ea);
         if (*tr) return cmd_translate(ta);
-        if (*norm) return cmd_normalize(norm_lang);
+        if (*norm) return cmd_normalize(norm_lang, norm_task);
         if (*list) return list_keys ? cmd_list_keys() : cmd_list();
     } catch (const ConfigError& e) {
         return fail(2, "error", e.what());

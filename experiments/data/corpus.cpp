@@ -103,35 +103,4 @@ ParallelCorpus load_parallel(const std::string& src_path, const std::string& tgt
     return c;
 }
 
-const std::vector<std::string>& multi30k_splits() {
-    static const std::vector<std::string> s{"train", "val", "test2016", "test2017"};
-    return s;
-}
-
-const std::vector<std::string>& multi30k_languages() {
-    static const std::vector<std::string> s{"de", "en"};
-    return s;
-}
-
-std::string multi30k_path(const std::string& dir, const std::string& split, const std::string& lang, bool tokenized) {
-    const auto& splits = multi30k_splits();
-    const auto& langs = multi30k_languages();
-    if (std::find(splits.begin(), splits.end(), split) == splits.end())
-        throw DataError("unknown Multi30k split '" + split + "'; allowed: " + join(splits) + ".");
-    if (std::find(langs.begin(), langs.end(), lang) == langs.end())
-        throw DataError("unknown Multi30k language '" + lang + "'; allowed: " + join(langs) + ".");
-    const std::string base = dir.empty() ? "." : dir;
-    if (tokenized) return base + "/tok/" + split + ".lc.norm.tok." + lang + ".gz";
-    return base + "/" + split + "." + lang + ".gz";
-}
-
-ParallelCorpus load_multi30k(const std::string& dir, const std::string& split, const std::string& src_lang,
-                             const std::string& tgt_lang, bool tokenized, const std::string& context) {
-    if (src_lang == tgt_lang)
-        throw DataError("source and target language are both '" + src_lang + "'; Multi30k pairs de with en" +
-                        with_context(context) + ".");
-    return load_parallel(multi30k_path(dir, split, src_lang, tokenized), multi30k_path(dir, split, tgt_lang, tokenized),
-                         context);
-}
-
 }  // namespace relpos

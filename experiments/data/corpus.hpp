@@ -1,5 +1,5 @@
-// Reading text corpora: gzipped or plain UTF-8 files as lines, line-aligned parallel pairs, and the
-// layout of the bundled Multi30k copy (data/multi30k, see its README for source, terms and checksums).
+// Reading text corpora: gzipped or plain UTF-8 files as lines, and line-aligned parallel pairs. Where a
+// task's files lie is the task's own business (experiments/tasks/).
 #pragma once
 
 #include <cstddef>
@@ -23,7 +23,7 @@ struct DataError : std::runtime_error {
 // kept, because line i of a source file must stay paired with line i of its target file.
 // Throws DataError when the file is missing ("data file X does not exist (CONTEXT)"), empty, not
 // readable as gzip, or has a line that is not valid UTF-8 ("X line N is not valid UTF-8").
-// `context` names where the path came from, e.g. "key data.dir = data/multi30k"; it may be empty.
+// `context` names where the path came from, e.g. "key data.dir = data/corpus"; it may be empty.
 std::vector<std::string> read_lines(const std::string& path, const std::string& context = "");
 
 // Writes lines, each followed by "\n"; gzipped when the path ends in ".gz" (for hypotheses files).
@@ -38,24 +38,6 @@ struct ParallelCorpus {
 
 // Loads both sides; throws DataError naming both files and both line counts when they differ.
 ParallelCorpus load_parallel(const std::string& src_path, const std::string& tgt_path,
-                             const std::string& context = "");
-
-// ---- Multi30k task 1 (English-German)
-// The splits in data/multi30k: train (29000 pairs), val (1014), test2016 (1000), test2017 (1000).
-const std::vector<std::string>& multi30k_splits();
-// The languages present: "de", "en".
-const std::vector<std::string>& multi30k_languages();
-
-// The file of one split and language: "{dir}/{split}.{lang}.gz" for the raw text, or
-// "{dir}/tok/{split}.lc.norm.tok.{lang}.gz" for the Moses-tokenized lowercased text.
-// Throws DataError for a split or language not listed above (it does not check that the file exists).
-std::string multi30k_path(const std::string& dir, const std::string& split, const std::string& lang,
-                          bool tokenized);
-
-// Loads one split in the direction src_lang -> tgt_lang (de -> en by default; en -> de works the same).
-// Throws DataError when src_lang == tgt_lang or a file is missing (naming `context`, e.g. the config key).
-ParallelCorpus load_multi30k(const std::string& dir, const std::string& split, const std::string& src_lang = "de",
-                             const std::string& tgt_lang = "en", bool tokenized = false,
                              const std::string& context = "");
 
 }  // namespace relpos

@@ -3,8 +3,8 @@
 // `relpos eval`.
 //
 //   bleu_tok  the hypotheses against the references in the form the model was trained on (tokenized,
-//             lowercased text for data.tokenized), with no further tokenization. The figure the Multi30k
-//             literature reports.
+//             lowercased text for data.tokenized), with no further tokenization. The figure papers on
+//             small tokenized translation corpora report.
 //   bleu      sacreBLEU's 13a against the raw references. A model trained on lowercased Moses-tokenized
 //             text is scored after undoing the Moses escapes and apostrophe splits, case-insensitively
 //             (signature case:lc); without a full Moses detokenizer this is close to, not equal to, the

@@ -10,6 +10,9 @@ namespace relpos {
 std::string run_identity(const ExperimentConfig& c) {
     // Position specs with every option a plug-in has, defaults filled in, so that {type: shaw, k: 16}
     // and {type: shaw, k: 16, keys: true, values: true} (the same model) name the same run.
+    // `full` shares its position nodes with `c` (a YAML::Node copy is a handle): each is rebound with
+    // reset(), never assigned, since Node::operator= writes through the handle into the node it refers
+    // to and would rewrite the caller's config (tests/test_run_naming.cpp).
     ExperimentConfig full = c;
     for (auto& p : full.model.position) {
         YAML::Node node = YAML::Clone(p.node);
@@ -28,7 +31,7 @@ std::string run_identity(const ExperimentConfig& c) {
         } catch (const std::exception&) {
             // an unknown type is reported by the model's validation, not here
         }
-        p.node = node;
+        p.node.reset(node);
     }
     // An encoding that adds nothing as configured (PositionEncoding::same_as_none: Shaw with neither term,
     // Table 3's last row) is the model without position information, bit for bit, so it names the run
@@ -44,7 +47,7 @@ std::string run_identity(const ExperimentConfig& c) {
             if (spec.type != "none" && nn::make_position<float>(spec.type, opts, ctx)->same_as_none()) {
                 auto& p = full.model.position.front();
                 p.type = "none";
-                p.node = YAML::Load("{type: none}");
+                p.node.reset(YAML::Load("{type: none}"));
             }
         } catch (const std::exception&) {
             // invalid options are reported by the model's validation, not here

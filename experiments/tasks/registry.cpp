@@ -47,6 +47,20 @@ bool reads_tokenized_text(const ExperimentConfig& cfg) {
     return e && e->tokenized_text && cfg.data.tokenized;
 }
 
+const TaskEntry& text_normalizing_task(const std::string& name) {
+    std::vector<std::string> able;
+    for (const auto& e : task_registry().entries())
+        if (e.tokenized_text) {
+            if (name.empty() || e.name == name) return e;
+            able.push_back(e.name);
+        }
+    if (able.empty()) throw ConfigError("no registered task normalizes raw text (none reads tokenized text)");
+    const bool known = task_registry().find(name) != nullptr;
+    throw ConfigError(fmt::format("--task '{}' {}; the tasks that do: {}", name,
+                                  known ? "reads text as given and has no normalization" : "is not a registered task",
+                                  join(able)));
+}
+
 std::shared_ptr<Subword> train_subword(const ExperimentConfig& cfg, const std::vector<std::string>& sentences,
                                        const std::string& cache_dir) {
     SubwordOptions so;

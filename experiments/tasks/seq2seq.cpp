@@ -1,6 +1,6 @@
-// The encoder-decoder tasks: Multi30k translation and the synthetic sequence-to-sequence tasks
-// (experiments/tasks/synthetic.hpp). Both decode every split with beam search and score the hypotheses with
-// BLEU and exact-match metrics (seq2seq.hpp: translate_split, score_split).
+// What the encoder-decoder tasks share (Seq2SeqTask: decode every split with beam search and score the
+// hypotheses with BLEU and exact-match metrics; translate_split, score_split), and the synthetic
+// sequence-to-sequence tasks (experiments/tasks/synthetic.hpp). Translation of a corpus: multi30k.cpp.
 #include <algorithm>
 #include <unistd.h>
 
@@ -11,7 +11,6 @@
 
 #include "experiments/data/batching.hpp"
 #include "experiments/eval/bleu.hpp"
-#include "experiments/data/corpus.hpp"
 #include "experiments/eval/scoring.hpp"
 #include "experiments/tasks/seq2seq.hpp"
 #include "experiments/train/trainer.hpp"
@@ -22,92 +21,6 @@
 namespace relpos {
 
 namespace {
-
-const std::vector<std::string> kSeq2SeqMetrics{"bleu", "bleu_tok", "loss", "ppl", "accuracy", "token_accuracy"};
-
-// Decodes a split with the configured beam, writes hyp.<split>.txt and scores it.
-class Seq2SeqTask : public Task {
-public:
-    std::map<std::string, double> evaluate(const EvalRequest& r) const override {
-        const auto& es = r.data.splits.at(r.split);
-        const DecodeOptions dopt = decode_options(r.cfg.eval);
-        // loss and ppl are teacher-forced: a split asked for nothing else is not decoded (no hyp file)
-        const bool decode = std::any_of(r.cfg.eval.metrics.begin(), r.cfg.eval.metrics.end(),
-                                        [](const std::string& m) { return m != "loss" && m != "ppl"; });
-        if (!decode) {
-            if (r.log) r.log(fmt::format("scoring {} ({} sentences; loss only, nothing to decode)", r.split, es.examples.size()));
-            return score_split(r.model, r.data, es, {}, r.cfg, r.signatures);
-        }
-        if (r.log)
-            r.log(fmt::format("decoding {} ({} sentences, beam {}, alpha {})", r.split, es.examples.size(), dopt.beam,
-                              dopt.alpha));
-        auto hyps = translate_split(r.model, r.data, es.examples, dopt, static_cast<std::size_t>(r.cfg.eval.batch_tokens));
-        write_lines((std::filesystem::path(r.run_dir) / fmt::format("hyp.{}.txt", r.split)).string(), hyps);
-        return score_split(r.model, r.data, es, hyps, r.cfg, r.signatures);
-    }
-    std::vector<std::pair<std::string, double>> validation_metrics(const nn::Transformer<float>& model,
-                                                                   const Dataset& data,
-                                                                   const ExperimentConfig& cfg) const override {
-        if (!cfg.train.valid_bleu) return {};
-        // Greedy decoding of the validation split: the learning curve in BLEU (the final figures still come
-        // from the best checkpoint with the configured beam).
-        const EvalSplit& vs = data.splits.at(data.valid_split);
-        auto hyps = translate_split(model, data, vs.examples, decode_options(cfg.eval, 1),
-                                    static_cast<std::size_t>(cfg.eval.batch_tokens));
-        return {{"valid_bleu_tok", score_bleu("bleu_tok", hyps, vs.refs, false).score}};
-    }
-};
-
-std::set<std::string> wanted_splits(const ExperimentConfig& cfg) {
-    std::set<std::string> wanted(cfg.eval.splits.begin(), cfg.eval.splits.end());
-    wanted.insert(cfg.data.valid_split);
-    return wanted;
-}
-
-// ---------------------------------------------------------------- multi30k
-
-class Multi30kTask : public Seq2SeqTask {
-public:
-    Dataset load(const ExperimentConfig& cfg, const std::string& cache_dir, const Log& log) const override {
-        Dataset d;
-        const auto& dc = cfg.data;
-        d.valid_split = dc.valid_split;
-        const auto wanted = wanted_splits(cfg);
-        const std::string ctx = fmt::format("key data.dir = {} in {}", dc.dir, cfg.source);
-        // Every file is read and checked (present, UTF-8, line-aligned) before the subword model is
-        // trained and cached, so that a bad file is reported before anything is written.
-        ParallelCorpus train = load_multi30k(dc.dir, "train", dc.src, dc.tgt, dc.tokenized, ctx);
-        std::map<std::string, ParallelCorpus> corpora;
-        std::map<std::string, std::vector<std::string>> raw_refs;
-        for (const auto& name : wanted) {
-            corpora[name] = name == "train" ? train : load_multi30k(dc.dir, name, dc.src, dc.tgt, dc.tokenized, ctx);
-            raw_refs[name] = dc.tokenized ? load_multi30k(dc.dir, name, dc.src, dc.tgt, false, ctx).tgt : corpora[name].tgt;
-        }
-        d.subword = train_subword(cfg, joint_sentences(train), cache_dir);
-        if (log)
-            log(fmt::format("subword vocabulary: {} pieces ({} {})", d.subword->vocab_size(),
-                            d.subword->trained() ? "trained, cached at" : "reused from", d.subword->model_path()));
-        d.vocab = d.subword->vocab_size();
-        auto all = encode_corpus(*d.subword, train);
-        std::size_t dropped = 0;
-        d.train = filter_by_length(all, static_cast<std::size_t>(dc.max_len), &dropped);
-        if (dc.max_train_examples > 0 && d.train.size() > static_cast<std::size_t>(dc.max_train_examples))
-            d.train.resize(static_cast<std::size_t>(dc.max_train_examples));
-        if (log)
-            log(fmt::format("multi30k {}->{}{}: {} training pairs ({} longer than {} subwords dropped)", dc.src, dc.tgt,
-                            dc.tokenized ? " (tokenized, lowercased)" : "", d.train.size(), dropped, dc.max_len));
-        for (const auto& name : wanted) {
-            ParallelCorpus& c = corpora.at(name);
-            EvalSplit e;
-            e.examples = encode_corpus(*d.subword, c);
-            e.sources = std::move(c.src);
-            e.refs = std::move(c.tgt);
-            e.refs_raw = std::move(raw_refs.at(name));
-            d.splits[name] = std::move(e);
-        }
-        return d;
-    }
-};
 
 // ---------------------------------------------------------------- synthetic seq2seq
 
@@ -165,6 +78,44 @@ private:
 
 }  // namespace
 
+const std::vector<std::string> kSeq2SeqMetrics{"bleu", "bleu_tok", "loss", "ppl", "accuracy", "token_accuracy"};
+
+std::map<std::string, double> Seq2SeqTask::evaluate(const EvalRequest& r) const {
+    const auto& es = r.data.splits.at(r.split);
+    const DecodeOptions dopt = decode_options(r.cfg.eval);
+    // loss and ppl are teacher-forced: a split asked for nothing else is not decoded (no hyp file)
+    const bool decode = std::any_of(r.cfg.eval.metrics.begin(), r.cfg.eval.metrics.end(),
+                                    [](const std::string& m) { return m != "loss" && m != "ppl"; });
+    if (!decode) {
+        if (r.log) r.log(fmt::format("scoring {} ({} sentences; loss only, nothing to decode)", r.split, es.examples.size()));
+        return score_split(r.model, r.data, es, {}, r.cfg, r.signatures);
+    }
+    if (r.log)
+        r.log(fmt::format("decoding {} ({} sentences, beam {}, alpha {})", r.split, es.examples.size(), dopt.beam,
+                          dopt.alpha));
+    auto hyps = translate_split(r.model, r.data, es.examples, dopt, static_cast<std::size_t>(r.cfg.eval.batch_tokens));
+    write_lines((std::filesystem::path(r.run_dir) / fmt::format("hyp.{}.txt", r.split)).string(), hyps);
+    return score_split(r.model, r.data, es, hyps, r.cfg, r.signatures);
+}
+
+std::vector<std::pair<std::string, double>> Seq2SeqTask::validation_metrics(const nn::Transformer<float>& model,
+                                                                           const Dataset& data,
+                                                                           const ExperimentConfig& cfg) const {
+    if (!cfg.train.valid_bleu) return {};
+    // Greedy decoding of the validation split: the learning curve in BLEU (the final figures still come
+    // from the best checkpoint with the configured beam).
+    const EvalSplit& vs = data.splits.at(data.valid_split);
+    auto hyps = translate_split(model, data, vs.examples, decode_options(cfg.eval, 1),
+                                static_cast<std::size_t>(cfg.eval.batch_tokens));
+    return {{"valid_bleu_tok", score_bleu("bleu_tok", hyps, vs.refs, false).score}};
+}
+
+std::set<std::string> wanted_splits(const ExperimentConfig& cfg) {
+    std::set<std::string> wanted(cfg.eval.splits.begin(), cfg.eval.splits.end());
+    wanted.insert(cfg.data.valid_split);
+    return wanted;
+}
+
 std::vector<std::string> translate_split(const nn::Transformer<float>& model, const Dataset& data,
                                          const std::vector<Example>& examples, const DecodeOptions& opt,
                                          std::size_t batch_tokens) {
@@ -203,29 +154,6 @@ std::map<std::string, double> score_split(const nn::Transformer<float>& model, c
         }
     }
     return m;
-}
-
-void register_multi30k(TaskRegistry& r) {
-    TaskEntry e;
-    e.name = "multi30k";
-    e.summary = "Multi30k task 1 translation, German <-> English (data/multi30k), BLEU";
-    e.families = {nn::Family::EncoderDecoder};
-    e.metrics = {{nn::Family::EncoderDecoder, kSeq2SeqMetrics}};
-    e.options = {{"dir", "string", "data/multi30k", "the corpus directory"},
-                 {"src, tgt", "string", "de, en", "the languages (de | en)"},
-                 {"tokenized", "bool", "true", "the bundled lowercased Moses-tokenized text"},
-                 {"vocab_size", "int", "8000", "joint SentencePiece vocabulary"},
-                 {"max_len", "int", "100", "drop training pairs longer than this (subwords)"}};
-    e.data.dir = "data/multi30k";
-    e.data.reads_dir = true;
-    e.data.test_splits = {"test2016"};  // Multi30k's test sets are named after their years
-    e.data.default_metrics = {{"encoder_decoder", {"bleu_tok", "bleu"}}};
-    e.tokenized_text = true;
-    e.split_file = [](const ExperimentConfig& cfg, const std::string& split, const std::string& lang, bool tokenized) {
-        return multi30k_path(cfg.data.dir, split, lang, tokenized);
-    };
-    e.make = [](nn::Family) { return std::make_unique<Multi30kTask>(); };
-    r.add(std::move(e));
 }
 
 void register_synthetic_seq2seq(TaskRegistry& r) {

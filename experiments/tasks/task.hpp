@@ -31,7 +31,7 @@ struct EvalSplit {
     std::vector<std::string> sources;  // source text, one per example (seq2seq tasks)
     std::vector<std::string> refs;     // reference text as the run's tokenization sees it (tokenized text
                                        // for data.tokenized, raw otherwise; id strings for synthetic tasks)
-    std::vector<std::string> refs_raw; // untokenized references (multi30k), for sacreBLEU's 13a BLEU
+    std::vector<std::string> refs_raw; // untokenized references (tokenized text), for sacreBLEU's 13a BLEU
     std::vector<std::int32_t> stream;  // language-model tasks: the split as one token stream
     std::vector<std::size_t> lengths;  // length-generalization tasks: each example's input length
 };
@@ -82,6 +82,16 @@ public:
     }
 };
 
+// Raw text -> the normalized form a task trains on (TaskEntry::tokenized_text).
+struct TextNormalizer {
+    std::vector<std::string> languages;  // the languages it knows (data.src, data.tgt, relpos normalize --lang)
+    // One line of raw text in language `lang` (one of `languages`) in the training text's form.
+    std::function<std::string(const std::string& line, const std::string& lang)> normalize;
+    // Whether a line looks normalized already (the commands warn before normalizing text twice).
+    std::function<bool(const std::string& line)> looks_normalized;
+    explicit operator bool() const { return static_cast<bool>(normalize); }
+};
+
 struct TaskEntry {
     std::string name;
     std::string summary;                    // one line for `relpos list`
@@ -96,9 +106,10 @@ struct TaskEntry {
     // What the config layer reads of it (data.dir, default test splits and metrics, the sections its runs
     // are named by): experiments/config/task_schema.hpp.
     TaskDataSchema data;
-    // For the commands that score or translate text outside a run (relpos eval, translate, report):
-    // data.tokenized selects lowercased, Moses-tokenized text, and raw input is normalized like it.
-    bool tokenized_text = false;
+    // For the commands that score or translate text outside a run (relpos eval, translate, normalize,
+    // report): a task whose text comes lowercased and Moses-tokenized (under data.tokenized) says how raw
+    // input is brought into that form. Empty: the task reads text as given.
+    TextNormalizer tokenized_text;
     // A task whose splits are text files: the file of `split` in language `lang` (tokenized or raw), for
     // the report's per-sentence statistics (bootstrap, length buckets). Null: the report has none.
     std::function<std::string(const ExperimentConfig&, const std::string& split, const std::string& lang, bool tokenized)>
@@ -117,6 +128,9 @@ TaskRegistry& task_registry();
 const TaskEntry* task_entry(const ExperimentConfig& cfg);
 // Whether the run reads lowercased Moses-tokenized text (TaskEntry::tokenized_text and data.tokenized).
 bool reads_tokenized_text(const ExperimentConfig& cfg);
+// The task that normalizes raw text for `relpos normalize --task NAME`: NAME's entry, or with NAME empty
+// the first registered task that has a normalizer. Throws ConfigError naming --task and the tasks that do.
+const TaskEntry& text_normalizing_task(const std::string& name);
 
 // Helpers the task files share.
 // f(), with a DataError from a generator re-thrown as one naming the config file and the section that set

@@ -1,7 +1,7 @@
 // Three passes, in the order the Multi30k files were made: lowercase, unify punctuation, tokenize. Each
 // works on code points (UTF-32), so that "ä" or "„" is one character. The rules were read off the data
 // (data/multi30k/README.md, "Normalizing raw input"): the comments give an example from the files.
-#include "experiments/data/normalize.hpp"
+#include "experiments/tasks/multi30k_normalize.hpp"
 
 #include "experiments/data/utf8.hpp"
 
