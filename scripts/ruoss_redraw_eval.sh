@@ -10,8 +10,27 @@
 #   scripts/ruoss_redraw_eval.sh RUN_ID MODE SPLIT EVAL_BATCH_TOKENS SEED...
 #   MODE: sample or sample_by_length (the run's position with that randomized_eval); SPLIT: val or test
 # e.g. scripts/ruoss_redraw_eval.sh 264589df717278a7 sample val 8192 1 2 3 >> results/ruoss_lr_sweep/eval_draws.jsonl
+#   scripts/ruoss_redraw_eval.sh --summary FILE.jsonl   # mean, sd, min, max per (run, mode, split, batching), JSON
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = --summary ]; then
+  exec python3 - "$2" <<'PY'
+import json, statistics, sys
+groups = {}
+for line in open(sys.argv[1], encoding="utf-8"):
+    r = json.loads(line)
+    groups.setdefault((r["run"], r["randomized_eval"], r["split"], r["eval_batch_tokens"]), []).append(r)
+out = []
+for (run, mode, split, bt), rs in sorted(groups.items()):
+    g = {"run": run, "randomized_eval": mode, "split": split, "eval_batch_tokens": bt, "draws": len(rs)}
+    for m in ("accuracy", "token_accuracy"):
+        v = [r[m] for r in rs]
+        g[m] = {"mean": round(statistics.mean(v), 4), "sd": round(statistics.stdev(v), 4) if len(v) > 1 else 0.0,
+                "min": min(v), "max": max(v)}
+    out.append(g)
+print(json.dumps({"groups": out}, indent=1))
+PY
+fi
 [ $# -ge 5 ] || { sed -n '2,12p' "$0" >&2; exit 2; }
 id=$1 mode=$2 split=$3 bt=$4; shift 4
 bin=${RELPOS:-build/relpos}
