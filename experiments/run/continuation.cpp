@@ -4,6 +4,7 @@
 
 #include "experiments/data/json.hpp"
 #include "experiments/run/identity.hpp"
+#include "experiments/run/store.hpp"
 #include "experiments/train/checkpoint.hpp"
 #include "experiments/util/files.hpp"
 
@@ -27,16 +28,11 @@ std::optional<Continuation> find_continuation(const ExperimentConfig& cfg, const
     for (const auto& e : fs::directory_iterator(run_dir.parent_path(), ec)) {
         const fs::path dir = e.path();
         if (dir.filename() == run_dir.filename() || !fs::exists(dir / "results.json", ec)) continue;
-        const Json j = Json::parse(read_text_file((dir / "results.json").string()), nullptr, false);
-        if (!j.is_object() || !j.contains("continuation_key") || j["continuation_key"] != key) continue;
-        if (!j.contains("stop_reason") || j["stop_reason"] != "max_steps" || !j.contains("steps") ||
-            !j["steps"].is_number_unsigned())
-            continue;
-        const std::uint64_t steps = j["steps"].get<std::uint64_t>();
-        const int its_threads = j.contains("threads") && j["threads"].is_number() ? j["threads"].get<int>() : -1;
-        const int its_ranks = j.contains("ranks") && j["ranks"].is_number() ? j["ranks"].get<int>() : 1;
-        if (steps == 0 || steps >= static_cast<std::uint64_t>(t.max_steps) ||
-            steps % static_cast<std::uint64_t>(t.eval_every) != 0 || its_threads != threads || its_ranks != ranks)
+        const FinishedRun r = read_finished_run(dir / "results.json");
+        if (r.continuation_key != key || r.stop_reason != "max_steps" || r.steps < 1) continue;
+        const auto steps = static_cast<std::uint64_t>(r.steps);
+        if (steps >= static_cast<std::uint64_t>(t.max_steps) || steps % static_cast<std::uint64_t>(t.eval_every) != 0 ||
+            r.threads != threads || r.ranks != ranks)
             continue;
         const fs::path last = dir / "checkpoints" / "last";
         if (!checkpoint_exists(last.string()) || !fs::is_directory(last / "optim", ec)) continue;

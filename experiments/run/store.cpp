@@ -43,6 +43,10 @@ FinishedRun read_finished_run(const fs::path& results) {
     r.train_seconds = number("train_seconds");
     r.steps = number("steps");
     r.finished = text("finished");
+    r.stop_reason = text("stop_reason");
+    r.continuation_key = text("continuation_key");
+    if (j.contains("threads") && j["threads"].is_number()) r.threads = j["threads"].get<int>();
+    if (j.contains("ranks") && j["ranks"].is_number()) r.ranks = j["ranks"].get<int>();
     return r;
 }
 

@@ -25,6 +25,8 @@ struct FinishedRun {
     std::string config_hash;
     double train_seconds = 0, steps = 0;
     std::string finished;  // when it finished (ISO 8601, sorts as time)
+    std::string stop_reason, continuation_key;  // continuation_key: only for runs stopped by max_steps
+    int threads = -1, ranks = 1;
 };
 FinishedRun read_finished_run(const std::filesystem::path& results);
 
