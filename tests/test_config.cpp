@@ -459,6 +459,73 @@ TEST_CASE("config/sweep_value_errors", "[config]") {
               "evaluate"));
 }
 
+TEST_CASE("config/sweep_cells: explicit points crossed with the grid and the seeds", "[config]") {
+    const std::string path = fixture("sweep_cells.yaml");
+    const ExperimentConfig c = load_config(path);
+    REQUIRE(c.sweep.cell_count() == 3);
+    const auto points = expand_sweep(c, path);
+    REQUIRE(points.size() == 2 * 3 * 2);  // grid slowest, then the cells, seeds innermost
+    CHECK(points[0].id == "dropout=0.1_position=type-rope_lr=0.25_seed=1");
+    CHECK(points[3].id == "dropout=0.1_position=type-alibi_lr=0.5_seed=2");
+    CHECK(points[11].id == "dropout=0.2_position=type-sinusoidal_lr=0.25_seed=2");
+    const SweepPoint& p = points[3];
+    CHECK(p.labels.at("model.position") == "{type: alibi}");
+    CHECK(p.labels.at("train.lr") == "0.5");
+    CHECK(p.labels.at("model.dropout") == "0.1");
+    CHECK(p.config.model.position[0].type == "alibi");
+    CHECK(p.config.train.lr == Approx(0.5));
+    CHECK(p.config.seed == 2);
+    CHECK(to_yaml(load_config(path, p.overrides)) == to_yaml(p.config));
+    // A cell is a point, not an axis: no (alibi, 0.25) or (rope, 0.5) point.
+    for (const auto& q : points)
+        CHECK((q.labels.at("model.position") == "{type: alibi}") == (q.labels.at("train.lr") == "0.5"));
+    // The written config reads back the same, cells included; a config without cells writes none.
+    const std::string text = to_yaml(c);
+    CHECK(has(text, "cells:"));
+    TempDir dir;
+    CHECK(to_yaml(load_config(write_file(dir.path, "cells.yaml", text))) == text);
+    CHECK_FALSE(has(to_yaml(load_config(fixture("sweep_k.yaml"))), "cells:"));
+    // Rows and columns may name cell keys; the labels are the cells' own combinations.
+    CHECK(report_axis_labels(c, "model.position") ==
+          std::vector<std::string>{"{type: rope}", "{type: alibi}", "{type: sinusoidal}"});
+    CHECK(report_axis_labels(c, "model.position+train.lr") ==
+          std::vector<std::string>{"{type: rope} · 0.25", "{type: alibi} · 0.5", "{type: sinusoidal} · 0.25"});
+    CHECK(report_axis_labels(c, "model.dropout+train.lr") ==
+          std::vector<std::string>{"0.1 · 0.25", "0.1 · 0.5", "0.2 · 0.25", "0.2 · 0.5"});
+    const auto rows = load_config(path, {"report.columns=\"\"", "report.contrasts=[[\"{type: alibi}\", \"{type: rope}\"]]"});
+    CHECK(rows.report.contrasts.size() == 1);
+    // Run names do not change when cells are added: the ids of a cell's points depend on its own values.
+    const auto more = expand_sweep(load_config(path, {"sweep.cells=[{model.position: {type: rope}, train.lr: 0.25}]"}), path,
+                                   {"sweep.cells=[{model.position: {type: rope}, train.lr: 0.25}]"});
+    REQUIRE(more.size() == 4);
+    CHECK(more[0].id == points[0].id);
+    CHECK(config_hash(more[0].config) == config_hash(points[0].config));
+}
+
+TEST_CASE("config/sweep_cells errors name the cell and the key", "[config]") {
+    CHECK(config_error([] { load_config(fixture("sweep_cells_bad_value.yaml")); }) ==
+          "tests/fixtures/configs/sweep_cells_bad_value.yaml:7:49: sweep.cells[1].train.lr: must be a number > 0, got -1");
+    const std::string path = fixture("sweep_cells.yaml");
+    CHECK(has(config_error([&] { load_config(path, {"sweep.cells=[{train.lr: 0.1}, {train.warmup: 10}]"}); }),
+              "sweep.cells[1]: must set the same keys as the first cell (train.lr), got train.warmup"));
+    CHECK(has(config_error([&] { load_config(path, {"sweep.cells=[{train.lr: 0.1}, {train.lr: 0.1}]"}); }),
+              "sweep.cells[1]: repeats an earlier cell"));
+    CHECK(has(config_error([&] { load_config(path, {"sweep.cells=[{model.dropout: 0.3}]"}); }),
+              "sweep.cells[0].model.dropout: is swept by sweep.grid.model.dropout too"));
+    CHECK(has(config_error([&] { load_config(path, {"sweep.grid={}", "sweep.cells=[{model: {d_model: 32}, model.heads: 4}]"}); }),
+              "sweep.cells[0].model.heads: overlaps model: set a key or keys under it, not both"));
+    CHECK(has(config_error([&] { load_config(path, {"sweep.cells=[{name: x}]"}); }), "sweep.cells[0].name: cannot be swept"));
+    CHECK(has(config_error([&] { load_config(path, {"sweep.cells=[]"}); }), "sweep.cells: must be a non-empty list of maps"));
+    CHECK(has(config_error([&] { load_config(path, {"sweep.cells=[3]"}); }), "sweep.cells[0]: must be a map"));
+    CHECK(has(config_error([&] { load_config(path, {"sweep.cells=[{seed: 3}]"}); }),
+              "sweep.seeds: cannot be combined with 'seed' in sweep.cells"));
+    CHECK(has(config_error([&] { load_config(path, {"report.rows=train.lrr"}); }),
+              "report.rows: must be a sweep.grid key (model.dropout, model.position, train.lr)"));
+    const ExperimentConfig c = load_config(path, {"train.lr=0.3"});
+    CHECK(has(config_error([&] { expand_sweep(c, path, {"train.lr=0.3"}); }),
+              "train.lr: is set by sweep.cells; to run only some cells, override sweep.cells=[...] instead"));
+}
+
 TEST_CASE("config/sharding", "[config]") {
     const ExperimentConfig c = load_config(fixture("sweep_k.yaml"));
     const auto points = expand_sweep(c, fixture("sweep_k.yaml"));

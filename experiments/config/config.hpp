@@ -151,6 +151,12 @@ struct SweepAxis {
 
 struct SweepConfig {
     std::vector<SweepAxis> grid;  // in file order
+    // sweep.cells: explicit points, each a map of dotted keys (as in the grid) to one value, every cell with
+    // the same keys. Kept as one axis per key whose i-th value is cell i's (zipped, not crossed); the cells
+    // are crossed with the grid and the seeds. For tables whose rows sit at different values of another key
+    // (each encoding at its own chosen learning rate).
+    std::vector<SweepAxis> cells;
+    std::size_t cell_count() const { return cells.empty() ? 0 : cells.front().values.size(); }
     std::vector<long> seeds;      // [] = just the top-level seed
 };
 

@@ -286,6 +286,13 @@ ExperimentConfig resolve_config(const std::string& path, const std::vector<Assig
                     with.push_back({axis.key, axis.values[j], axis.value_locations[j], "sweep.grid."});
                     resolve_config(path, with, one);
                 }
+            // Each cell whole (its values belong together), without the grid's.
+            for (std::size_t j = 0; j < cfg.sweep.cell_count(); ++j) {
+                std::vector<Assignment> with = assignments;
+                for (const auto& axis : cfg.sweep.cells)
+                    with.push_back({axis.key, axis.values[j], axis.value_locations[j], fmt::format("sweep.cells[{}].", j)});
+                resolve_config(path, with, one);
+            }
         }
         return cfg;
     } catch (const nn::OptionError& e) {

@@ -237,6 +237,67 @@ void read_eval(YamlOptions& o, EvalConfig& e, const DataConfig& d, const ModelCo
     o.finish();
 }
 
+// sweep.cells: a list of maps, each a dotted key -> one value, all with the same keys; stored zipped, one
+// SweepAxis per key (SweepConfig::cells).
+void read_cells(YamlOptions& o, SweepConfig& s) {
+    o.declare("cells", "list of maps", "[]",
+              "each a map of dotted keys (as sweep.grid's) to one value, every cell the same keys, none in sweep.grid");
+    const YAML::Node cells = o.get_node("cells");
+    if (!cells || cells.IsNull()) return;
+    const std::string full = o.key_path("cells");
+    if (!cells.IsSequence() || cells.size() == 0)
+        o.fail("cells", fmt::format("must be a non-empty list of maps from dotted keys to values, e.g. "
+                                    "[{{model.position: {{type: rope}}, train.lr: 0.25}}], got {}", describe_node(cells)));
+    std::vector<std::string> seen;  // each cell's values as text, to refuse a repeated cell
+    for (std::size_t j = 0; j < cells.size(); ++j) {
+        const std::string item_key = fmt::format("{}[{}]", full, j);
+        if (!cells[j].IsMap() || cells[j].size() == 0)
+            o.fail_at(cells[j], item_key, fmt::format("must be a map from dotted keys to one value each, e.g. "
+                                                      "{{train.lr: 0.25}}, got {}", describe_node(cells[j])));
+        YamlOptions cell(cells[j], o.file(), item_key);
+        const std::vector<std::string> keys = cell.keys();
+        if (j == 0) {
+            for (const auto& key : keys) {
+                const auto parts = split_key(key);
+                if (!parts) cell.fail(key, fmt::format("is not {} naming the config key to set", kKeyExample));
+                if (std::find(kUnsweepable.begin(), kUnsweepable.end(), (*parts)[0].name) != kUnsweepable.end())
+                    cell.fail(key, "cannot be swept: it describes the experiment, not a run (sweep keys under data, "
+                                   "model, train, eval, or seed)");
+                for (const auto& other : s.cells)
+                    if (key_contains(other.key, key) || key_contains(key, other.key))
+                        cell.fail(key, fmt::format("overlaps {}: set a key or keys under it, not both", other.key));
+                for (const auto& other : s.grid)
+                    if (key_contains(other.key, key) || key_contains(key, other.key))
+                        cell.fail(key, fmt::format("is swept by sweep.grid.{} too: a key is in the grid or in the "
+                                                   "cells, not both", other.key));
+                SweepAxis axis;
+                axis.key = key;
+                s.cells.push_back(std::move(axis));
+            }
+        } else {
+            std::vector<std::string> want;
+            for (const auto& a : s.cells) want.push_back(a.key);
+            std::vector<std::string> have = keys, sorted_want = want;
+            std::sort(have.begin(), have.end());
+            std::sort(sorted_want.begin(), sorted_want.end());
+            if (have != sorted_want)
+                o.fail_at(cells[j], item_key, fmt::format("must set the same keys as the first cell ({}), got {}",
+                                                          join(want), join(keys)));
+        }
+        std::string text;
+        for (auto& axis : s.cells) {
+            const YAML::Node v = cell.get_node(axis.key);
+            axis.values.push_back(v);
+            axis.value_locations.push_back(cell.location(v, cell.key_path(axis.key)));
+            text += value_yaml(v) + "\n";
+        }
+        if (std::find(seen.begin(), seen.end(), text) != seen.end())
+            o.fail_at(cells[j], item_key, "repeats an earlier cell");
+        seen.push_back(text);
+        cell.finish();
+    }
+}
+
 void read_sweep(YamlOptions& o, SweepConfig& s) {
     YamlOptions grid = o.section("grid");
     const std::vector<std::string> keys = grid.keys();
@@ -271,14 +332,19 @@ void read_sweep(YamlOptions& o, SweepConfig& s) {
         s.grid.push_back(std::move(axis));
     }
     grid.finish();
+    read_cells(o, s);
     s.seeds = o.get_int_list("seeds", {}, 0, kNoMax);
     for (std::size_t i = 0; i < s.seeds.size(); ++i)
         for (std::size_t j = 0; j < i; ++j)
             if (s.seeds[i] == s.seeds[j]) o.fail("seeds", fmt::format("repeats the seed {}", s.seeds[i]));
-    if (!s.seeds.empty())
+    if (!s.seeds.empty()) {
         for (const auto& axis : s.grid)
             if (axis.key == "seed")
                 o.fail("seeds", "cannot be combined with 'seed' in sweep.grid: list the seeds in one place");
+        for (const auto& axis : s.cells)
+            if (axis.key == "seed")
+                o.fail("seeds", "cannot be combined with 'seed' in sweep.cells: list the seeds in one place");
+    }
     o.finish();
 }
 
@@ -368,12 +434,13 @@ void cross_check(const ExperimentConfig& c, YamlOptions& data, YamlOptions& mode
     const auto& r = c.report;
     std::vector<std::string> axes;
     for (const auto& a : c.sweep.grid) axes.push_back(a.key);
+    for (const auto& a : c.sweep.cells) axes.push_back(a.key);
     for (const char* key : {"rows", "columns"}) {
         const std::string& v = key == std::string("rows") ? r.rows : r.columns;
         for (const auto& part : report_axis_parts(v)) {
             if (std::find(axes.begin(), axes.end(), part) != axes.end()) continue;
             std::string what = axes.empty()
-                                   ? fmt::format("must be \"\" because sweep.grid is empty, got '{}'", v)
+                                   ? fmt::format("must be \"\" because sweep.grid and sweep.cells are empty, got '{}'", v)
                                    : fmt::format("must be a sweep.grid key ({}), several joined by '+', or \"\", got '{}'",
                                                  join(axes), v);
             if (auto dm = nn::did_you_mean(part, axes)) what += fmt::format(" (did you mean '{}'?)", *dm);
@@ -540,6 +607,39 @@ std::vector<std::string> report_axis_parts(const std::string& key) {
 std::vector<std::string> report_axis_labels(const ExperimentConfig& cfg, const std::string& key) {
     std::vector<std::string> labels;
     const auto parts = report_axis_parts(key);
+    const auto& cells = cfg.sweep.cells;
+    auto cell_axis = [&](const std::string& part) {
+        return std::find_if(cells.begin(), cells.end(), [&](const SweepAxis& a) { return a.key == part; });
+    };
+    if (std::any_of(parts.begin(), parts.end(), [&](const std::string& p) { return cell_axis(p) != cells.end(); })) {
+        // With sweep.cells: the combinations the points have, the grid's parts slowest (in the order of the
+        // parts), then the cells' parts as the cells list them, each label once.
+        std::vector<std::vector<std::string>> grid_combos{{}};
+        for (const auto& part : parts) {
+            if (cell_axis(part) != cells.end()) continue;
+            std::vector<std::vector<std::string>> next;
+            for (const auto& combo : grid_combos)
+                for (const auto& a : cfg.sweep.grid)
+                    if (a.key == part)
+                        for (const auto& v : a.values) {
+                            auto c = combo;
+                            c.push_back(value_text(v));
+                            next.push_back(c);
+                        }
+            grid_combos = std::move(next);
+        }
+        for (const auto& combo : grid_combos)
+            for (std::size_t i = 0; i < cfg.sweep.cell_count(); ++i) {
+                std::string label;
+                std::size_t g = 0;
+                for (std::size_t k = 0; k < parts.size(); ++k) {
+                    const auto it = cell_axis(parts[k]);
+                    label += (k ? kAxisLabelJoin : "") + (it != cells.end() ? value_text(it->values[i]) : combo[g++]);
+                }
+                if (std::find(labels.begin(), labels.end(), label) == labels.end()) labels.push_back(label);
+            }
+        return labels;
+    }
     for (std::size_t i = 0; i < parts.size(); ++i) {
         std::vector<std::string> own;
         for (const auto& a : cfg.sweep.grid)

@@ -193,6 +193,15 @@ std::string to_yaml(const ExperimentConfig& c) {
         }
         out << EndMap;
     }
+    if (c.sweep.cell_count() > 0) {  // written only when given, so that configs without cells read as before
+        out << Key << "cells" << Value << BeginSeq;
+        for (std::size_t i = 0; i < c.sweep.cell_count(); ++i) {
+            out << Flow << BeginMap;
+            for (const auto& axis : c.sweep.cells) out << Key << axis.key << Value << axis.values[i];
+            out << EndMap;
+        }
+        out << EndSeq;
+    }
     out << Key << "seeds" << Value << Flow << BeginSeq;
     for (long s : c.sweep.seeds) out << s;
     out << EndSeq;

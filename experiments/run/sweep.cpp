@@ -74,14 +74,21 @@ std::vector<std::string> axis_names(const std::vector<SweepAxis>& grid) {
     return out;
 }
 
-// Value parts of the ids for one axis: the value's text, made file-name safe; values that become equal
-// that way get their position appended.
+// Value parts of the ids for one axis: the value's text, made file-name safe; different values that
+// become equal that way get the position of their first appearance appended (a cells axis repeats values).
 std::vector<std::string> value_names(const SweepAxis& axis) {
-    std::vector<std::string> out;
-    for (const auto& v : axis.values) out.push_back(sanitize(value_text(v), false));
+    std::vector<std::string> out, yaml;
+    for (const auto& v : axis.values) {
+        out.push_back(sanitize(value_text(v), false));
+        yaml.push_back(value_yaml(v));
+    }
     std::vector<std::string> fixed = out;
-    for (std::size_t i = 0; i < out.size(); ++i)
-        if (std::count(out.begin(), out.end(), out[i]) > 1) fixed[i] = out[i] + "-" + std::to_string(i);
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        bool clash = false;
+        for (std::size_t j = 0; j < out.size(); ++j) clash |= out[j] == out[i] && yaml[j] != yaml[i];
+        if (clash)
+            fixed[i] = out[i] + "-" + std::to_string(std::find(yaml.begin(), yaml.end(), yaml[i]) - yaml.begin());
+    }
     return fixed;
 }
 
@@ -90,6 +97,10 @@ std::vector<std::string> value_names(const SweepAxis& axis) {
 std::vector<SweepPoint> expand_sweep(const ExperimentConfig& cfg, const std::string& path,
                                      const std::vector<std::string>& overrides, const LoadFlags& flags) {
     const auto& grid = cfg.sweep.grid;
+    const auto& cells = cfg.sweep.cells;  // zipped: cell i is every axis's i-th value
+    const std::size_t n_cells = std::max<std::size_t>(cfg.sweep.cell_count(), 1);
+    std::vector<SweepAxis> axes = grid;  // the grid's keys, then the cells', name the ids
+    axes.insert(axes.end(), cells.begin(), cells.end());
     std::vector<Assignment> cli;
     for (const auto& o : overrides) cli.push_back(parse_override(o));
     // Overriding a swept key would give every point the same value under different names.
@@ -99,17 +110,21 @@ std::vector<SweepPoint> expand_sweep(const ExperimentConfig& cfg, const std::str
                 throw ConfigError(fmt::format("{}: {}: is swept by sweep.grid.{}; to run only some of its values, "
                                               "override the grid instead, e.g. sweep.grid.{}=[...]",
                                               a.location, a.key, axis.key, axis.key));
+        for (const auto& axis : cells)
+            if (key_contains(a.key, axis.key) || key_contains(axis.key, a.key))
+                throw ConfigError(fmt::format("{}: {}: is set by sweep.cells; to run only some cells, override "
+                                              "sweep.cells=[...] instead", a.location, a.key));
         if (a.key == "seed" && !cfg.sweep.seeds.empty())
             throw ConfigError(fmt::format("{}: seed: sweep.seeds lists the seeds; override sweep.seeds=[...] instead",
                                           a.location));
     }
 
-    const bool seed_swept = std::any_of(grid.begin(), grid.end(), [](const SweepAxis& a) { return a.key == "seed"; });
+    const bool seed_swept = std::any_of(axes.begin(), axes.end(), [](const SweepAxis& a) { return a.key == "seed"; });
     std::vector<long> seeds = cfg.sweep.seeds;
     if (seeds.empty()) seeds.push_back(cfg.seed);
     if (seed_swept) seeds.clear();  // the grid's own seed axis names each point's seed
 
-    std::size_t total = std::max<std::size_t>(seeds.size(), 1);
+    std::size_t total = std::max<std::size_t>(seeds.size(), 1) * n_cells;
     for (const auto& axis : grid) {
         total *= axis.values.size();
         if (total > kMaxPoints)
@@ -117,9 +132,9 @@ std::vector<SweepPoint> expand_sweep(const ExperimentConfig& cfg, const std::str
                                           path, kMaxPoints));
     }
 
-    const auto names = axis_names(grid);
+    const auto names = axis_names(axes);
     std::vector<std::vector<std::string>> vnames;
-    for (const auto& axis : grid) vnames.push_back(value_names(axis));
+    for (const auto& axis : axes) vnames.push_back(value_names(axis));
 
     LoadFlags point_flags = flags;
     point_flags.check_grid_values = false;  // each point is checked whole instead
@@ -127,17 +142,21 @@ std::vector<SweepPoint> expand_sweep(const ExperimentConfig& cfg, const std::str
     std::vector<SweepPoint> points;
     std::vector<std::size_t> idx(grid.size(), 0);
     while (true) {
+        for (std::size_t ci = 0; ci < n_cells; ++ci)
         for (std::size_t si = 0; si < std::max<std::size_t>(seeds.size(), 1); ++si) {
             SweepPoint p;
             p.index = points.size();
             std::vector<Assignment> as = cli;
             std::vector<std::string> id_parts;
-            for (std::size_t i = 0; i < grid.size(); ++i) {
-                const YAML::Node& v = grid[i].values[idx[i]];
-                as.push_back({grid[i].key, v, grid[i].value_locations[idx[i]], "sweep.grid."});
-                p.overrides.push_back(grid[i].key + "=" + value_yaml(v));
-                p.labels[grid[i].key] = value_text(v);
-                id_parts.push_back(names[i] + "=" + vnames[i][idx[i]]);
+            for (std::size_t i = 0; i < axes.size(); ++i) {
+                const bool in_grid = i < grid.size();
+                const std::size_t at = in_grid ? idx[i] : ci;
+                const YAML::Node& v = axes[i].values[at];
+                as.push_back({axes[i].key, v, axes[i].value_locations[at],
+                              in_grid ? std::string("sweep.grid.") : fmt::format("sweep.cells[{}].", ci)});
+                p.overrides.push_back(axes[i].key + "=" + value_yaml(v));
+                p.labels[axes[i].key] = value_text(v);
+                id_parts.push_back(names[i] + "=" + vnames[i][at]);
             }
             if (!seeds.empty()) {
                 const long s = seeds[si];
