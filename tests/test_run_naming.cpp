@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include "autodiff/rng.hpp"
+#include "experiments/data/json.hpp"
 #include "experiments/run/identity.hpp"
 #include "experiments/run/sweep.hpp"
 #include "nn/options.hpp"
@@ -195,4 +196,29 @@ TEST_CASE("naming/every committed finished run is still its experiment's run", "
     }
     CHECK(finished > 700);
     WARN(matched.size() << " of " << finished << " committed finished runs matched through their experiments");
+}
+
+TEST_CASE("naming/configs/ruoss/table.yaml sets every cell at the rate its sweep chose", "[config][committed_runs]") {
+    // The comparison table lists its cells by hand (sweep.cells); the learning rate of each is the one
+    // scripts/choose_lr.py chose on in-distribution validation (results/ruoss_lr_sweep/lr_choice.json), and a
+    // cell whose choice was not competent within 10,000 updates sits at the longer cap. A cell edited by
+    // hand, or a choice that changed, fails here.
+    const fs::path root(kSrc);
+    const std::string path = (root / "configs/ruoss/table.yaml").string();
+    const ExperimentConfig cfg = load_config(path);
+    std::ifstream in(root / "results/ruoss_lr_sweep/lr_choice.json");
+    REQUIRE(in);
+    const Json choice = parse_json_or_throw<std::runtime_error>(
+        std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()), "lr_choice.json");
+    const auto points = expand_sweep(cfg, path, {});
+    REQUIRE(!points.empty());
+    for (const auto& p : points) {
+        INFO(p.id);
+        const Json* chosen = nullptr;
+        for (const auto& c : choice["chosen"])
+            if (c["task"] == p.labels.at("data.task") && c["position"] == p.labels.at("model.position")) chosen = &c;
+        REQUIRE(chosen != nullptr);
+        CHECK(p.labels.at("train.lr") == (*chosen)["lr"].get<std::string>());
+        CHECK(p.config.train.max_steps == ((*chosen)["reached"].get<bool>() ? 10000 : 40000));
+    }
 }
