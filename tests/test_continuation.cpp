@@ -95,6 +95,8 @@ TEST_CASE("continuation/only where the longer run would have done the same", "[e
         auto b = sh(run(d, store, 48));
         REQUIRE(b.code == 0);
         CHECK(b.out.find("continues") == std::string::npos);
+        CHECK(b.out.find("starts from step 0, not continuing") != std::string::npos);
+        CHECK(b.out.find("(capped at step 22): its cap is not a multiple of train.eval_every = 4") != std::string::npos);
     }
     SECTION("a capped run without its optimiser state (finished before continuations existed)") {
         REQUIRE(sh(run(d, store, 24) + " --quiet").code == 0);
@@ -102,18 +104,21 @@ TEST_CASE("continuation/only where the longer run would have done the same", "[e
         auto b = sh(run(d, store, 48));
         REQUIRE(b.code == 0);
         CHECK(b.out.find("continues") == std::string::npos);
+        CHECK(b.out.find("(capped at step 24): it kept no last checkpoint with optimiser state") != std::string::npos);
     }
     SECTION("another thread count") {
         REQUIRE(sh(run(d, store, 24) + " --quiet").code == 0);
         auto b = sh(run(d, store, 48, "threads=2"));
         REQUIRE(b.code == 0);
         CHECK(b.out.find("continues") == std::string::npos);
+        CHECK(b.out.find("it trained on 1 thread(s) and 1 rank(s), this run on 2 and 1") != std::string::npos);
     }
     SECTION("a run that stopped before its cap is not continued (it is finished)") {
         REQUIRE(sh(run(d, store, 24, "train.stop.target=0") + " --quiet").code == 0);
         auto b = sh(run(d, store, 48, "train.stop.target=0"));
         REQUIRE(b.code == 0);
         CHECK(b.out.find("continues") == std::string::npos);
+        CHECK(b.out.find("not continuing") == std::string::npos);  // nothing to explain: it finished
         CHECK_FALSE(fs::exists(the_run(d, 24) / "checkpoints" / "last" / "optim"));
     }
     fs::remove_all(d);

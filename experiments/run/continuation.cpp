@@ -2,6 +2,8 @@
 
 #include <fstream>
 
+#include <fmt/format.h>
+
 #include "experiments/data/json.hpp"
 #include "experiments/run/identity.hpp"
 #include "experiments/run/store.hpp"
@@ -19,7 +21,7 @@ std::string continuation_key(const ExperimentConfig& cfg) {
 }
 
 std::optional<Continuation> find_continuation(const ExperimentConfig& cfg, const fs::path& run_dir, int threads,
-                                              int ranks) {
+                                              int ranks, std::vector<std::string>* refused) {
     const auto& t = cfg.train;
     if (t.max_steps <= 0 || t.eval_every <= 0) return std::nullopt;
     const std::string key = continuation_key(cfg);
@@ -31,14 +33,33 @@ std::optional<Continuation> find_continuation(const ExperimentConfig& cfg, const
         const FinishedRun r = read_finished_run(dir / "results.json");
         if (r.continuation_key != key || r.stop_reason != "max_steps" || r.steps < 1) continue;
         const auto steps = static_cast<std::uint64_t>(r.steps);
-        if (steps >= static_cast<std::uint64_t>(t.max_steps) || steps % static_cast<std::uint64_t>(t.eval_every) != 0 ||
-            r.threads != threads || r.ranks != ranks)
+        auto refuse = [&](const std::string& why) {
+            if (refused) refused->push_back(fmt::format("{} (capped at step {}): {}", dir.string(), steps, why));
+        };
+        if (steps >= static_cast<std::uint64_t>(t.max_steps)) continue;  // not shorter: nothing to continue
+        if (steps % static_cast<std::uint64_t>(t.eval_every) != 0) {
+            refuse(fmt::format("its cap is not a multiple of train.eval_every = {}, so its last validation is one "
+                               "this run would not make", t.eval_every));
             continue;
+        }
+        if (r.threads != threads || r.ranks != ranks) {
+            refuse(fmt::format("it trained on {} thread(s) and {} rank(s), this run on {} and {} (the sums would differ)",
+                               r.threads, r.ranks, threads, ranks));
+            continue;
+        }
         const fs::path last = dir / "checkpoints" / "last";
-        if (!checkpoint_exists(last.string()) || !fs::is_directory(last / "optim", ec)) continue;
+        if (!checkpoint_exists(last.string()) || !fs::is_directory(last / "optim", ec)) {
+            refuse("it kept no last checkpoint with optimiser state (runs finished before 2026-11-26, session 17, "
+                   "dropped it; a committed run has no checkpoints)");
+            continue;
+        }
         try {
-            if (verify_checkpoint(last.string(), {}, false).step != steps) continue;
-        } catch (const CheckpointError&) {
+            if (verify_checkpoint(last.string(), {}, false).step != steps) {
+                refuse("its last checkpoint is not at its last step");
+                continue;
+            }
+        } catch (const CheckpointError& e) {
+            refuse(fmt::format("its last checkpoint does not verify ({})", e.what()));
             continue;
         }
         if (!best || steps > best->step) best = Continuation{dir, steps};

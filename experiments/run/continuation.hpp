@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "experiments/config/config.hpp"
 
@@ -29,9 +30,11 @@ struct Continuation {
 };
 
 // The finished capped run among run_dir's siblings (the same run store) this config continues, the one with
-// the most updates; none when no run qualifies.
+// the most updates; none when no run qualifies. `refused`, when given, receives one line per capped run of
+// the same config that could not be continued, with the reason ("<dir> (capped at step 10000): it kept no
+// optimiser state ..."), so that a run that starts from step 0 says why.
 std::optional<Continuation> find_continuation(const ExperimentConfig& cfg, const std::filesystem::path& run_dir,
-                                              int threads, int ranks);
+                                              int threads, int ranks, std::vector<std::string>* refused = nullptr);
 
 // Fills the fresh run_dir from c.from: its metrics.jsonl and log, and its last and best checkpoints (made this
 // config's, config_hash), so that training resumes at c.step. A crash part-way leaves no checkpoint: the next

@@ -109,6 +109,7 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
     bool resuming = checkpoint_exists(last) || checkpoint_exists(last + ".old");
     const fs::path continued_file = pc.run_dir / "continued_from";
     std::optional<Continuation> continued;
+    std::vector<std::string> not_continued;  // capped runs of this config it could not continue, and why
     if (!resuming) {
         // A fresh start (a new run, or one killed before its first checkpoint, perhaps under another config):
         // nothing of an earlier attempt may leak into it, e.g. a best checkpoint that epochs: 0 would evaluate.
@@ -116,7 +117,7 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
         fs::remove(continued_file);
         write_file_atomic(pc.run_dir / "config.yaml", to_yaml(cfg));
         // ... unless a capped run of the same config is in the store: then this run is its continuation.
-        continued = find_continuation(cfg, pc.run_dir, pc.threads, world().size());
+        continued = find_continuation(cfg, pc.run_dir, pc.threads, world().size(), &not_continued);
         if (continued) {
             write_file_atomic(continued_file, fmt::format("{} {}\n", continued->from.filename().string(), continued->step));
             start_from(*continued, pc.run_dir, hash);
@@ -128,6 +129,7 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
         log(fmt::format("continues {}, capped at step {}: its checkpoint, optimiser state and metrics (the same "
                         "numbers as one run to step {})",
                         continued->from.string(), continued->step, cfg.train.max_steps));
+    for (const auto& why : not_continued) log(fmt::format("starts from step 0, not continuing {}", why));
     if (data.subword && (!resuming || !fs::exists(pc.run_dir / "subword.model")))  // self-contained for eval/translate
         fs::copy_file(data.subword->model_path(), pc.run_dir / "subword.model", fs::copy_options::overwrite_existing);
 
