@@ -5,6 +5,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
 
 #include "tests/cli_helpers.hpp"
 
@@ -146,4 +149,51 @@ TEST_CASE("cli/sweep_list_and_shards", "[cli]") {
     CHECK_THAT(some.out, Catch::Contains("# 21 of 28 run(s) finished, 7 left; at the finished runs' mean training time"));
     Cmd bad = sh(kBin + " run " + cfg + " --list --shard 4/4");
     CHECK(bad.code == 2);
+}
+
+TEST_CASE("cli/eval --split scores a run's best checkpoint as its final evaluation did", "[cli][e2e]") {
+    const fs::path out = fs::temp_directory_path() / ("relpos-eval-split-" + std::to_string(getpid()));
+    fs::remove_all(out);
+    const std::string fixture = std::string(RELPOS_SOURCE_DIR) + "/tests/fixtures/tiny_encoder_only.yaml";
+    REQUIRE(sh(kBin + " run " + fixture + " results_dir=" + out.string() + " --quiet").code == 0);
+    const std::string run = (out / "tiny_encoder_only" / "runs" / "seed=3").string();
+    const YAML::Node results = YAML::LoadFile(run + "/results.json");
+    // The same numbers as results.json, split by split.
+    Cmd same = sh(kBin + " eval --run " + run + " --split val --split test");
+    INFO(same.out);
+    REQUIRE(same.code == 0);
+    std::istringstream lines(same.out);
+    std::size_t n = 0;
+    for (std::string line; std::getline(lines, line);) {
+        if (line.rfind("{", 0) != 0) continue;  // the data's log lines (stderr, merged by sh)
+        ++n;
+        const YAML::Node j = YAML::Load(line);
+        const std::string split = j["split"].as<std::string>();
+        CHECK(j["checkpoint_step"].as<long>() > 0);
+        for (auto it : j["metrics"]) {
+            INFO(split << "." << it.first.as<std::string>());
+            CHECK(it.second.as<double>() == results["metrics"][split + "." + it.first.as<std::string>()].as<double>());
+        }
+    }
+    CHECK(n == 2);
+    // Longer test inputs than the run was tested on: new lengths, nothing of the run changed.
+    Cmd longer = sh(kBin + " eval --run " + run + " --split test 'data.synthetic.test_len=[6, 10]'");
+    REQUIRE(longer.code == 0);
+    CHECK(YAML::Load(longer.out.substr(longer.out.find("\n{") + 1))["metrics"]["accuracy@10"].IsDefined());
+    CHECK_FALSE(results["metrics"]["test.accuracy@10"].IsDefined());
+    CHECK(YAML::LoadFile(run + "/results.json")["metrics"].size() == results["metrics"].size());
+    // What eval refuses, in one sentence each.
+    auto refused = [&](const std::string& args, const std::string& fragment) {
+        Cmd r = sh(kBin + " eval --run " + run + " " + args);
+        INFO(args << "\n" << r.out);
+        CHECK(r.code == 2);
+        CHECK_THAT(r.out, Catch::StartsWith("error: ") && Catch::Contains(fragment));
+    };
+    refused("--split test model.d_model=8", "model.d_model=8': relpos eval changes only how the trained model is evaluated");
+    refused("--split test train.lr=0.1", "'train.lr' is not one of them");
+    refused("--split nope", "--split nope: not a split of the run's data (val, test, train)");
+    refused("--split test --src x.txt", "--src, --ref, --out and --beam are for parallel files");
+    refused("", "give --src and --ref (parallel files), or --split");
+    refused("--src a --ref b eval.beam=2", "overrides (eval.beam=2) go with --split");
+    fs::remove_all(out);
 }

@@ -1,7 +1,10 @@
 #include "experiments/cli/commands.hpp"
 #include "experiments/eval/decode.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
@@ -11,6 +14,8 @@
 #include "experiments/eval/bleu.hpp"
 #include "experiments/train/checkpoint.hpp"
 #include "experiments/data/corpus.hpp"
+#include "experiments/data/json.hpp"
+#include "experiments/util/text.hpp"
 #include "experiments/eval/scoring.hpp"
 #include "experiments/tasks/seq2seq.hpp"
 #include "experiments/train/model.hpp"
@@ -30,7 +35,9 @@ struct LoadedRun {
     std::unique_ptr<nn::Transformer<float>> model;
 };
 
-LoadedRun load_run(const std::string& run_dir) {
+// A run directory's config.yaml, with `overrides` applied; refuses what is not a run directory.
+ExperimentConfig load_run_config(const std::string& run_dir, const std::vector<std::string>& overrides,
+                                 bool check_paths) {
     const fs::path dir(run_dir);
     std::error_code ec;
     if (!fs::is_directory(dir, ec))
@@ -39,9 +46,16 @@ LoadedRun load_run(const std::string& run_dir) {
     if (!fs::exists(dir / "config.yaml"))
         throw ConfigError(fmt::format("--run {}: not a run directory (no config.yaml)", run_dir));
     LoadFlags flags;
-    flags.check_paths = false;
+    flags.check_paths = check_paths;
+    return load_config((dir / "config.yaml").string(), overrides, flags);
+}
+
+void load_best_weights(const std::string& run_dir, nn::Transformer<float>& model);
+
+LoadedRun load_run(const std::string& run_dir) {
+    const fs::path dir(run_dir);
     LoadedRun r;
-    r.cfg = load_config((dir / "config.yaml").string(), {}, flags);
+    r.cfg = load_run_config(run_dir, {}, false);
     if (r.cfg.model.family != "encoder_decoder")
         throw ConfigError(fmt::format("--run {}: a {} model (task {}); relpos eval and translate decode encoder-decoder "
                                       "runs, and a decoder-only run's figures are in its results.json",
@@ -57,6 +71,14 @@ LoadedRun load_run(const std::string& run_dir) {
         r.data.vocab = r.data.subword->vocab_size();
     }
     r.model = build_model(r.cfg, r.data.vocab);
+    load_best_weights(run_dir, *r.model);
+    return r;
+}
+
+// The run's best checkpoint into `model` (built for the run's config), in eval mode; a missing or damaged
+// checkpoint is one sentence that says what to do.
+void load_best_weights(const std::string& run_dir, nn::Transformer<float>& model) {
+    const fs::path dir(run_dir);
     const fs::path best = dir / "checkpoints" / "best";
     if (!checkpoint_exists(best.string())) {
         std::error_code ec;
@@ -81,9 +103,8 @@ LoadedRun load_run(const std::string& run_dir) {
         }
         throw CheckpointError(fmt::format("--run {}: no best checkpoint yet (train the run first)", run_dir));
     }
-    load_checkpoint(best.string(), r.model->named_parameters(), nullptr);
-    r.model->eval();
-    return r;
+    load_checkpoint(best.string(), model.named_parameters(), nullptr);
+    model.eval();
 }
 
 // stdin is UTF-8 text, as the files eval reads are: a Latin-1 or binary line is refused, not translated.
@@ -171,7 +192,99 @@ std::string model_text(const ExperimentConfig& cfg, const std::string& line, con
     return task_entry(cfg)->tokenized_text.normalize(line, lang);
 }
 
+namespace {
+
+// What `relpos eval --split` may change: how a trained model is evaluated, never what was trained.
+bool changes_only_evaluation(const std::string& key) {
+    static const std::vector<std::string> exact{"seed", "data.test_splits", "data.synthetic.test_len",
+                                                "data.synthetic.test_size", "data.lm.eval_lengths", "data.lm.stride",
+                                                "data.lm.max_eval_tokens"};
+    if (key.rfind("eval.", 0) == 0 || key == "eval") return true;
+    if (std::find(exact.begin(), exact.end(), key) != exact.end()) return true;
+    // an encoding's randomized_eval: model.position.randomized_eval, model.position[1].randomized_eval
+    const std::string suffix = ".randomized_eval";
+    if (key.rfind("model.position", 0) == 0 && key.size() > suffix.size() &&
+        key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        const std::string mid = key.substr(14, key.size() - 14 - suffix.size());  // "" or "[i]"
+        return mid.empty() || (mid.size() >= 3 && mid.front() == '[' && mid.back() == ']' &&
+                               std::all_of(mid.begin() + 1, mid.end() - 1, [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }));
+    }
+    return false;
+}
+
+// relpos eval --run DIR --split S [overrides]: the run's best checkpoint scored on splits of its own task,
+// as the run's final evaluation scores them, optionally under other evaluation settings.
+int cmd_eval_splits(const EvalArgs& a) {
+    for (const auto& o : a.overrides) {
+        const Assignment as = parse_override(o);
+        if (!changes_only_evaluation(as.key))
+            throw ConfigError(fmt::format(
+                "{}: relpos eval changes only how the trained model is evaluated: eval.*, data.test_splits, "
+                "data.synthetic.test_len, data.synthetic.test_size, data.lm.eval_lengths, data.lm.stride, "
+                "data.lm.max_eval_tokens, an encoding's randomized_eval, and seed (the evaluation's draws); '{}' is "
+                "not one of them", as.location, as.key));
+    }
+    // The model is built as it was trained: from the run's own config and data (a learned position table's
+    // size follows the longest sequence of the run's splits); the splits scored come from the overridden one.
+    const ExperimentConfig trained = load_run_config(a.run_dir, {}, true);
+    ExperimentConfig cfg = load_run_config(a.run_dir, a.overrides, true);
+    std::vector<std::string> have{cfg.data.valid_split};  // the validation split, the test splits, train
+    have.insert(have.end(), cfg.data.test_splits.begin(), cfg.data.test_splits.end());
+    have.push_back("train");
+    for (const auto& split : a.splits)
+        if (std::find(have.begin(), have.end(), split) == have.end())
+            throw ConfigError(fmt::format("--split {}: not a split of the run's data ({}); data.test_splits=[...] "
+                                          "names the test splits", split, join(have)));
+    cfg.eval.splits = a.splits;
+    if (fs::exists(fs::path(a.run_dir) / "subword.model"))
+        throw ConfigError(fmt::format("--run {}: a run with a subword model (task {}): score it on parallel files with "
+                                      "--src and --ref; --split scores the splits of tasks that generate or read "
+                                      "id-level data", a.run_dir, cfg.data.task));
+    const fs::path scratch = fs::temp_directory_path() / fmt::format("relpos-eval-{}", ::getpid());
+    struct Cleanup {
+        fs::path p;
+        ~Cleanup() {
+            std::error_code ec;
+            fs::remove_all(p, ec);
+        }
+    } cleanup{scratch};
+    fs::create_directories(scratch);
+    const Log log = [](const std::string& s) { fmt::print(stderr, "{}\n", s); };
+    const Dataset as_trained = load_dataset(trained, (scratch / "subword").string(), log);
+    const Dataset data = load_dataset(cfg, (scratch / "subword").string(), log);
+    auto model = build_model(trained, as_trained.vocab, as_trained.longest_source, as_trained.longest_target);
+    load_best_weights(a.run_dir, *model);
+    const auto task = make_task(cfg);
+    Json base = {{"run", a.run_dir}, {"overrides", a.overrides}};
+    base["checkpoint_step"] = verify_checkpoint((fs::path(a.run_dir) / "checkpoints" / "best").string(), {}, false).step;
+    for (const auto& split : a.splits) {
+        model->eval();  // each split from the start of the evaluation stream, as a run's final evaluation
+        std::map<std::string, std::string> sigs;
+        const auto m = task->evaluate(EvalRequest{*model, data, split, cfg, scratch.string(), &sigs, log});
+        Json line = base;
+        line["split"] = split;
+        Json metrics = Json::object();
+        for (const auto& [k, v] : m) metrics[k] = json_number(v, 4);
+        line["metrics"] = metrics;
+        fmt::print("{}\n", json_line(line));
+    }
+    return 0;
+}
+
+}  // namespace
+
 int cmd_eval(const EvalArgs& a) {
+    if (!a.splits.empty()) {
+        if (!a.src.empty() || !a.ref.empty() || !a.out.empty() || a.beam != 0)
+            throw ConfigError("relpos eval: --split scores a split of the run's own task; --src, --ref, --out and --beam "
+                              "are for parallel files (beam size: eval.beam=N)");
+        return cmd_eval_splits(a);
+    }
+    if (!a.overrides.empty())
+        throw ConfigError(fmt::format("relpos eval: overrides ({}) go with --split", a.overrides.front()));
+    if (a.src.empty() || a.ref.empty())
+        throw ConfigError("relpos eval: give --src and --ref (parallel files), or --split (a split of the run's task, "
+                          "e.g. --split test)");
     const InputForm form = parse_input_form(a.input);
     check_out_path(a.out);
     LoadedRun r = load_run(a.run_dir);

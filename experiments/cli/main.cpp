@@ -94,7 +94,9 @@ int main(int argc, char** argv) {
 
     // ---- eval
     auto* eval = app.add_subcommand(
-        "eval", "Score a run's best checkpoint on parallel files.\n"
+        "eval", "Score a run's best checkpoint on parallel files (--src, --ref), or on splits of its own task "
+                "(--split, with evaluation settings as overrides: one JSON line per split on stdout, e.g. "
+                "relpos eval --run DIR --split test data.synthetic.test_len=[41,500]).\n"
                 "A run trained on lowercased Moses-tokenized text (a task that reads tokenized files, with "
                 "data.tokenized: true, its default) prints its two results.json metrics: bleu_tok (whitespace BLEU "
                 "of the output against the references lowercased and tokenized like the training text; the figure "
@@ -103,8 +105,19 @@ int main(int argc, char** argv) {
                 "Other runs print sacreBLEU 13a and whitespace BLEU of the output against the references as given.");
     EvalArgs ea;
     eval->add_option("--run", ea.run_dir, "run directory, e.g. results/quickstart/runs/type=shaw_seed=1")->required();
-    eval->add_option("--src", ea.src, "source file (plain or .gz), one sentence per line")->required();
-    eval->add_option("--ref", ea.ref, "reference file, line-aligned with --src")->required();
+    eval->add_option("--src", ea.src, "source file (plain or .gz), one sentence per line");
+    eval->add_option("--ref", ea.ref, "reference file, line-aligned with --src");
+    eval->add_option("--split", ea.splits,
+                     "a split of the run's task to score as its final evaluation does (repeatable: --split val --split "
+                     "test); the run's config with the overrides that follow, which may change only evaluation: "
+                     "eval.*, data.test_splits, data.synthetic.test_len, data.synthetic.test_size, data.lm.eval_lengths, "
+                     "data.lm.stride, data.lm.max_eval_tokens, an encoding's randomized_eval, and seed (the evaluation's "
+                     "position draws). Models are built as trained (learned tables keep their size)")
+        ->expected(1)  // one split per --split, so that the overrides after it are not taken for splits
+        ->allow_extra_args(false)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    eval->add_option("overrides", ea.overrides, "with --split: key=value evaluation settings, e.g. "
+                     "data.synthetic.test_len=[41,500] eval.batch_tokens=4096");
     eval->add_option("--out", ea.out, "write the hypotheses here");
     eval->add_option("--beam", ea.beam, "beam size, 1 to 64 (default: the run's eval.beam)")
         ->check(CLI::Range(std::size_t(1), std::size_t(64)));
