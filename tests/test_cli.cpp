@@ -182,6 +182,20 @@ TEST_CASE("cli/eval --split scores a run's best checkpoint as its final evaluati
     CHECK(YAML::Load(longer.out.substr(longer.out.find("\n{") + 1))["metrics"]["accuracy@10"].IsDefined());
     CHECK_FALSE(results["metrics"]["test.accuracy@10"].IsDefined());
     CHECK(YAML::LoadFile(run + "/results.json")["metrics"].size() == results["metrics"].size());
+    // Randomized positions: the evaluation's own options and draw stream are the overrides'.
+    const std::string rrun = (out / "r" / "tiny_encoder_only" / "runs" / "seed=3").string();
+    REQUIRE(sh(kBin + " run " + fixture + " results_dir=" + (out / "r").string() +
+               " 'model.position={type: rope, randomized: 32, randomized_eval: sample_by_length}' --quiet").code == 0);
+    auto loss = [&](const std::string& overrides) {
+        Cmd c = sh(kBin + " eval --run " + rrun + " --split test " + overrides);
+        INFO(overrides << "\n" << c.out);
+        REQUIRE(c.code == 0);
+        return YAML::Load(c.out.substr(c.out.find("\n{") + 1))["metrics"]["loss"].as<double>();
+    };
+    const double as_run = YAML::LoadFile(rrun + "/results.json")["metrics"]["test.loss"].as<double>();
+    CHECK(loss("") == as_run);
+    CHECK(loss("seed=4") != as_run);
+    CHECK(loss("model.position.randomized_eval=identity") != as_run);
     // What eval refuses, in one sentence each.
     auto refused = [&](const std::string& args, const std::string& fragment) {
         Cmd r = sh(kBin + " eval --run " + run + " " + args);

@@ -252,7 +252,9 @@ int cmd_eval_splits(const EvalArgs& a) {
     const Log log = [](const std::string& s) { fmt::print(stderr, "{}\n", s); };
     const Dataset as_trained = load_dataset(trained, (scratch / "subword").string(), log);
     const Dataset data = load_dataset(cfg, (scratch / "subword").string(), log);
-    auto model = build_model(trained, as_trained.vocab, as_trained.longest_source, as_trained.longest_target);
+    // The overridden config builds it (its randomized_eval and seed, which seeds the evaluation's position
+    // draws), at the trained data's sizes; the weights are the checkpoint's.
+    auto model = build_model(cfg, as_trained.vocab, as_trained.longest_source, as_trained.longest_target);
     load_best_weights(a.run_dir, *model);
     const auto task = make_task(cfg);
     Json base = {{"run", a.run_dir}, {"overrides", a.overrides}};
