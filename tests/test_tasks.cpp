@@ -8,6 +8,7 @@
 #include <set>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include "experiments/data/batching.hpp"
@@ -70,6 +71,26 @@ TEST_CASE("tasks/registry lists every task with its families and metrics", "[tas
     const TaskEntry* copy = task_registry().find("copy");
     REQUIRE(copy);
     CHECK(copy->families.size() == 3);  // encoder_decoder, decoder_only, encoder_only
+}
+
+TEST_CASE("tasks/every metric a registered task computes can be asked for in eval.metrics", "[tasks][config]") {
+    // Driven by the registry: a metric a task declares (TaskEntry::metrics) and the config layer refuses could
+    // never be computed (loss_by_position was refused until 2026-11-26).
+    LoadFlags flags;
+    flags.check_paths = false;  // the data of multi30k and brown need not be installed to read a config
+    std::size_t checked = 0;
+    for (const auto& e : task_registry().entries())
+        for (const auto& [family, metrics] : e.metrics)
+            for (const auto& m : metrics) {
+                INFO(e.name << " " << nn::family_name(family) << " " << m);
+                const std::string path = write_config("metric.yaml", fmt::format(
+                    "name: t\ndata: {{task: {}}}\nmodel: {{family: {}}}\neval: {{metrics: [{}]}}\n", e.name,
+                    nn::family_name(family), m));
+                const std::string err = error_of([&] { load_config(path, {}, flags); });
+                CHECK(err.find("eval.metrics") == std::string::npos);
+                ++checked;
+            }
+    CHECK(checked > 40);
 }
 
 TEST_CASE("tasks/make_task names the file and key of what does not fit", "[tasks]") {

@@ -28,7 +28,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 const std::vector<std::string> kLanguages{"de", "en"};
 // Every metric some task computes; which task computes which is checked by make_task (experiments/tasks).
 const std::vector<std::string> kMetrics{"bleu",        "bleu_tok", "loss",           "ppl", "accuracy", "token_accuracy",
-                                        "ppl_sliding", "extension_ratio"};
+                                        "ppl_sliding", "loss_by_position", "extension_ratio"};
 const std::vector<std::string> kPlots{"learning_curves", "metric_vs_row", "attention", "metric_vs_length"};
 // Keys that describe the experiment rather than one run: sweeping them would not change a run or would
 // move runs out of the experiment's directory.
