@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include <catch2/catch.hpp>
 
@@ -113,6 +114,36 @@ TEST_CASE("report/gated runs: competent counts, metrics over competent runs, max
     CHECK(render_markdown(build_report(plain.string())).find("### Competence") == std::string::npos);
     fs::remove_all(dir);
     fs::remove_all(plain);
+}
+
+TEST_CASE("report/<split>.<metric>@mean is the mean over the lengths, each length alike", "[report]") {
+    const fs::path dir = experiment("lenmean", {{"reverse", "rope", 1, 10, -1}, {"reverse", "rope", 2, 20, -1}},
+                                    "model.position.type", "");
+    {  // per-length figures as a length-generalization task writes them; the pooled test.accuracy differs
+        std::string yaml;
+        {
+            std::ifstream in(dir / "experiment.yaml");
+            yaml.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        }
+        const auto at = yaml.find("metrics: [test.accuracy]}");
+        REQUIRE(at != std::string::npos);
+        yaml.replace(at, 25, "metrics: [test.accuracy, test.accuracy@mean]}");
+        std::ofstream(dir / "experiment.yaml") << yaml;
+        const fs::path run = dir / "runs" / "task=reverse_type=rope_seed=1";
+        Json j = Json::parse(std::ifstream(run / "results.json"));
+        j["metrics"]["test.accuracy@5"] = 10.0;
+        j["metrics"]["test.accuracy@6"] = 30.0;
+        j["metrics"]["test.accuracy@8"] = 80.0;
+        j["metrics"]["test.token_accuracy@5"] = 1.0;  // another family: not mixed in
+        std::ofstream(run / "results.json") << j.dump();
+    }
+    const ReportTables t = build_report(dir.string());
+    const Stats m = t.cells.at({"rope", "", "test.accuracy@mean"});
+    CHECK(m.n == 1);  // seed 2 has no per-length figures
+    CHECK(m.mean == Approx(40));  // (10 + 30 + 80) / 3
+    CHECK(t.cells.at({"rope", "", "test.accuracy"}).mean == Approx(15));
+    CHECK(t.length_cells.count({"rope", "", "test.accuracy@mean"}) == 0);  // not a length
+    fs::remove_all(dir);
 }
 
 TEST_CASE("report/renders_tables_from_fixture_runs", "[report]") {

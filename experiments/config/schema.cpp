@@ -491,9 +491,10 @@ void cross_check(const ExperimentConfig& c, YamlOptions& data, YamlOptions& mode
         // "<metric>@<n>": a metric a task writes per length (ppl@128, accuracy@12)
         const auto at = metric.find('@');
         const std::string base = metric.substr(0, at);
-        if (at != std::string::npos &&
+        if (at != std::string::npos && metric.substr(at + 1) != "mean" &&
             (at + 1 == metric.size() || metric.find_first_not_of("0123456789", at + 1) != std::string::npos))
-            report.fail("metrics", fmt::format("'{}': a length after '@' must be an integer, e.g. test.ppl@128", name));
+            report.fail("metrics", fmt::format("'{}': after '@' comes a length (an integer, e.g. test.ppl@128) or 'mean' "
+                                               "(the mean over the lengths, e.g. test.token_accuracy@mean)", name));
         if (std::find(c.eval.metrics.begin(), c.eval.metrics.end(), base) == c.eval.metrics.end())
             report.fail("metrics", fmt::format("'{}' names metric '{}', which eval.metrics ({}) does not compute", name,
                                                base, join(c.eval.metrics)));

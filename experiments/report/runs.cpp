@@ -59,6 +59,20 @@ std::vector<RunResult> read_runs(const fs::path& dir) {
             if (!v.is_number()) throw wrong("metrics." + k, "a number or null");
             r.metrics[k] = v.get<double>();
         }
+        {  // <split>.<metric>@mean: the mean over the lengths of every <split>.<metric>@<n> family, each length
+           // weighted alike (Ruoss et al.'s and Kazemnejad et al.'s average over test lengths)
+            std::map<std::string, std::pair<double, std::size_t>> by_family;
+            for (const auto& [k, v] : r.metrics) {
+                const auto at = k.rfind('@');
+                if (at == std::string::npos || at + 1 == k.size() ||
+                    k.find_first_not_of("0123456789", at + 1) != std::string::npos)
+                    continue;
+                auto& f = by_family[k.substr(0, at)];
+                f.first += v;
+                ++f.second;
+            }
+            for (const auto& [family, sum] : by_family) r.metrics.emplace(family + "@mean", sum.first / double(sum.second));
+        }
         auto text = [&](const char* key) {
             if (!n.contains(key)) return std::string();
             if (!n[key].is_string()) throw wrong(key, "a string");
