@@ -146,6 +146,53 @@ TEST_CASE("report/<split>.<metric>@mean is the mean over the lengths, each lengt
     fs::remove_all(dir);
 }
 
+TEST_CASE("report/sweep.cells: contrasts pair rows that sit at different learning rates, Holm over the family", "[report]") {
+    // The shape of configs/ruoss/table.yaml: each encoding at its own rate (sweep.cells), rows by encoding,
+    // a contrast between two rows whose runs have different train.lr. Paired by seed: (60-50, 64-51, 70-55).
+    const std::string dir = fresh_dir("report_cells");
+    const std::string exp = dir + "/cells";
+    fs::create_directories(exp + "/runs");
+    std::ofstream(exp + "/experiment.yaml")
+        << "name: cells\ndata: {task: reverse, synthetic: {train_len: [1, 4], test_len: [5, 8]}}\n"
+           "model: {family: encoder_only}\neval: {splits: [val, test], metrics: [accuracy]}\n"
+           "sweep:\n  cells:\n    - {model.position: {type: rope}, train.lr: 0.25}\n"
+           "    - {model.position: {type: rope, randomized: 64}, train.lr: 0.5}\n  seeds: [1, 2, 3]\n"
+           "report:\n  rows: model.position\n  metrics: [test.accuracy]\n"
+           "  contrasts: [[\"{type: rope, randomized: 64}\", \"{type: rope}\"]]\n";
+    auto run = [&](const std::string& pos, const std::string& id_pos, const std::string& lr, int seed, double acc) {
+        const std::string id = "position=" + id_pos + "_lr=" + lr + "_seed=" + std::to_string(seed);
+        fs::create_directories(exp + "/runs/" + id);
+        Json j = {{"id", id},
+                  {"labels", {{"model.position", pos}, {"train.lr", lr}, {"seed", std::to_string(seed)}}},
+                  {"metrics", {{"test.accuracy", acc}}}};
+        std::ofstream(exp + "/runs/" + id + "/results.json") << j.dump();
+    };
+    const double base[] = {50, 51, 55}, rnd[] = {60, 64, 70};
+    for (int seed = 1; seed <= 3; ++seed) {
+        run("{type: rope}", "type-rope", "0.25", seed, base[seed - 1]);
+        run("{type: rope, randomized: 64}", "type-rope-randomized-64", "0.5", seed, rnd[seed - 1]);
+    }
+    const ReportTables t = build_report(exp);
+    CHECK(t.rows == std::vector<std::string>{"{type: rope}", "{type: rope, randomized: 64}"});
+    const Stats d = t.contrast_paired.at({"{type: rope, randomized: 64}", "{type: rope}", "test.accuracy"});
+    CHECK(d.n == 3);
+    CHECK(d.mean == Approx((10.0 + 13.0 + 15.0) / 3));
+    REQUIRE(t.family_t.size() == 1);
+    CHECK(t.family_t[0].p_holm == Approx(t.family_t[0].p));  // a family of one
+    CHECK(t.family_t[0].p < 0.05);
+    // A second run of a row and seed (its encoding at the other rate) would make the pairing ambiguous: refused.
+    run("{type: rope}", "type-rope", "0.5", 1, 99);
+    std::string err;
+    try {
+        build_report(exp);
+    } catch (const std::exception& e) {
+        err = e.what();
+    }
+    CHECK_THAT(err, Catch::Contains("report: row '{type: rope}' has two runs of seed 1 (") &&
+                        Catch::Contains("so its paired comparisons are ambiguous"));
+    fs::remove_all(dir);
+}
+
 TEST_CASE("report/renders_tables_from_fixture_runs", "[report]") {
     const std::string dir = fresh_dir("report");
     fs::copy(std::string(RELPOS_SOURCE_DIR) + "/tests/fixtures/runs", dir, fs::copy_options::recursive);

@@ -343,10 +343,20 @@ ReportTables build_report(const std::string& dir_in) {
     // Row a minus row b for the same seed, over the seeds both have.
     auto paired_by_seed = [&](const std::string& a, const std::string& b, const std::string& m) {
         std::map<std::string, double> base, mine;  // seed -> metric
+        std::map<std::pair<std::string, std::string>, std::string> seen;  // (row, seed) -> run id
         for (const auto& r : runs) {
             auto it = r.metrics.find(m);
             if (it == r.metrics.end()) continue;
             const std::string label = label_of(r, t.rows_key), seed = label_of(r, "seed");
+            if (label != a && label != b) continue;
+            // Two runs of one row and seed (e.g. the row's encoding at two learning rates) would make the
+            // pairing depend on the order the runs are read in: refused, never resolved silently.
+            if (auto [at, fresh] = seen.emplace(std::make_pair(label, seed), r.id); !fresh)
+                throw ConfigError(fmt::format(
+                    "{}: report: row '{}' has two runs of seed {} ({} and {}), so its paired comparisons are ambiguous; "
+                    "a row's runs must differ by seed (remove the run that is not this experiment's from runs/, or "
+                    "make what tells them apart a report axis)", (dir / "experiment.yaml").string(), label, seed,
+                    at->second, r.id));
             if (label == b) base[seed] = it->second;
             if (label == a) mine[seed] = it->second;
         }
