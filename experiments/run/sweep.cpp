@@ -140,39 +140,42 @@ std::vector<SweepPoint> expand_sweep(const ExperimentConfig& cfg, const std::str
     point_flags.check_grid_values = false;  // each point is checked whole instead
 
     std::vector<SweepPoint> points;
+    // The point of the grid position `idx`, cell ci and seed si.
+    auto make_point = [&](const std::vector<std::size_t>& idx, std::size_t ci, std::size_t si) {
+        SweepPoint p;
+        p.index = points.size();
+        std::vector<Assignment> as = cli;
+        std::vector<std::string> id_parts;
+        for (std::size_t i = 0; i < axes.size(); ++i) {
+            const bool in_grid = i < grid.size();
+            const std::size_t at = in_grid ? idx[i] : ci;
+            const YAML::Node& v = axes[i].values[at];
+            as.push_back({axes[i].key, v, axes[i].value_locations[at],
+                          in_grid ? std::string("sweep.grid.") : fmt::format("sweep.cells[{}].", ci)});
+            p.overrides.push_back(axes[i].key + "=" + value_yaml(v));
+            p.labels[axes[i].key] = value_text(v);
+            id_parts.push_back(names[i] + "=" + vnames[i][at]);
+        }
+        if (!seeds.empty()) {
+            const long s = seeds[si];
+            as.push_back({"seed", YAML::Node(s), fmt::format("{}: sweep.seeds", path), ""});
+            p.overrides.push_back(fmt::format("seed={}", s));
+            p.labels["seed"] = std::to_string(s);
+            id_parts.push_back(fmt::format("seed={}", s));
+        }
+        std::string id;
+        for (const auto& part : id_parts) id += (id.empty() ? "" : "_") + part;
+        if (id.size() > kMaxIdLength)
+            id = id.substr(0, kMaxIdLength - 17) + "-" + fnv1a64_hex(id);
+        p.id = id;
+        p.config = resolve_config(path, as, point_flags);
+        return p;
+    };
     std::vector<std::size_t> idx(grid.size(), 0);
     while (true) {
         for (std::size_t ci = 0; ci < n_cells; ++ci)
-        for (std::size_t si = 0; si < std::max<std::size_t>(seeds.size(), 1); ++si) {
-            SweepPoint p;
-            p.index = points.size();
-            std::vector<Assignment> as = cli;
-            std::vector<std::string> id_parts;
-            for (std::size_t i = 0; i < axes.size(); ++i) {
-                const bool in_grid = i < grid.size();
-                const std::size_t at = in_grid ? idx[i] : ci;
-                const YAML::Node& v = axes[i].values[at];
-                as.push_back({axes[i].key, v, axes[i].value_locations[at],
-                              in_grid ? std::string("sweep.grid.") : fmt::format("sweep.cells[{}].", ci)});
-                p.overrides.push_back(axes[i].key + "=" + value_yaml(v));
-                p.labels[axes[i].key] = value_text(v);
-                id_parts.push_back(names[i] + "=" + vnames[i][at]);
-            }
-            if (!seeds.empty()) {
-                const long s = seeds[si];
-                as.push_back({"seed", YAML::Node(s), fmt::format("{}: sweep.seeds", path), ""});
-                p.overrides.push_back(fmt::format("seed={}", s));
-                p.labels["seed"] = std::to_string(s);
-                id_parts.push_back(fmt::format("seed={}", s));
-            }
-            std::string id;
-            for (const auto& part : id_parts) id += (id.empty() ? "" : "_") + part;
-            if (id.size() > kMaxIdLength)
-                id = id.substr(0, kMaxIdLength - 17) + "-" + fnv1a64_hex(id);
-            p.id = id;
-            p.config = resolve_config(path, as, point_flags);
-            points.push_back(std::move(p));
-        }
+            for (std::size_t si = 0; si < std::max<std::size_t>(seeds.size(), 1); ++si)
+                points.push_back(make_point(idx, ci, si));
         // Odometer over the grid: the last key varies fastest; done when the first key wraps.
         bool done = true;
         for (std::size_t i = grid.size(); i-- > 0;) {

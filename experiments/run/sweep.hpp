@@ -1,6 +1,6 @@
-// Sweeps: a config's sweep.grid (dotted key -> values, in file order) times sweep.seeds expands into one
-// run per point, each with a readable, unique directory name; sharding splits the points between the
-// jobs of a Slurm array.
+// Sweeps: a config's sweep.grid (dotted key -> values, in file order) times its sweep.cells (explicit
+// points whose keys are set together) times sweep.seeds expands into one run per point, each with a
+// readable, unique directory name; sharding splits the points between the jobs of a Slurm array.
 #pragma once
 
 #include <cstddef>
@@ -14,13 +14,14 @@
 namespace relpos {
 
 struct SweepPoint {
-    std::size_t index = 0;  // position in the full expansion (grid keys in file order, first slowest; seeds innermost)
-    // Directory name: "<last key component>=<value>" per grid key, then "seed=<seed>", joined by '_',
+    std::size_t index = 0;  // position in the full expansion (grid keys in file order, first slowest; then the
+                            // cells in file order; seeds innermost)
+    // Directory name: "<last key component>=<value>" per grid key, then per cell key, then "seed=<seed>", joined by '_',
     // e.g. "k=16_seed=1"; only [A-Za-z0-9=._-]; unique within the sweep. No grid: "seed=<seed>".
     std::string id;
     // Applied after the command-line overrides they give `config`, e.g. {"model.position.k=16", "seed=1"}.
     std::vector<std::string> overrides;
-    // Grid key -> value as text ("model.position.k" -> "16"), plus "seed" -> "1", for report rows/columns.
+    // Grid and cell key -> value as text ("model.position.k" -> "16"), plus "seed" -> "1", for report rows/columns.
     std::map<std::string, std::string> labels;
     // The resolved, validated config of this run. Its sweep and report sections are the experiment's
     // (config_hash leaves them out); its seed is the point's seed.
