@@ -14,6 +14,8 @@
 #   scripts/two_stage_campaign.sh SWEEP_CONFIG STUDY_CONFIG [LONG_CONFIG]
 #   TASKS="reverse" FINISH_BY=@$(date -d '16:20' +%s) scripts/two_stage_campaign.sh ...  # only runs that can finish by then
 # RELPOS: the binary (default build/relpos; a copy keeps a campaign safe from rebuilds).
+# POSITIONS: restricts stage 1 to these encodings (a YAML list, e.g. POSITIONS='[{type: txl}, {type: sinusoidal}]');
+# stages 2 and 3 go through every chosen cell as always (cells already trained are skipped in seconds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -eq 2 ] || [ $# -eq 3 ] || { echo "usage: scripts/two_stage_campaign.sh SWEEP_CONFIG STUDY_CONFIG [LONG_CONFIG]" >&2; exit 2; }
@@ -25,6 +27,8 @@ sweep_dir=$(results_of "$sweep_cfg") study_dir=$(results_of "$study_cfg")
 tasks=${TASKS:-$(python3 -c "import sys, yaml; print(' '.join(yaml.safe_load(open(sys.argv[1]))['sweep']['grid']['data.task']))" "$sweep_cfg")}
 fb=()
 [ -n "${FINISH_BY:-}" ] && fb=(--finish-before "$FINISH_BY")
+positions=()
+[ -n "${POSITIONS:-}" ] && positions=("sweep.grid.model.position=$POSITIONS")
 # Overriding the grid rewrites the experiment.yaml of the experiment it runs: scratch experiment
 # directories take that, the runs themselves go to the shared store.
 scratch=$(mktemp -d)
@@ -52,7 +56,7 @@ PY
 }
 for task in $tasks; do
   echo "campaign: $task, stage 1, the learning-rate sweep ($sweep_cfg)"
-  "$bin" run "$sweep_cfg" "sweep.grid.data.task=[$task]" "results_dir=$scratch/sweep" --jobs 2 "${fb[@]}" </dev/null
+  "$bin" run "$sweep_cfg" "sweep.grid.data.task=[$task]" "${positions[@]}" "results_dir=$scratch/sweep" --jobs 2 "${fb[@]}" </dev/null
   # the sweep's own experiment.yaml and run links (no run starts): choose_lr reads them
   "$bin" run "$sweep_cfg" --start-before @1 >/dev/null
   python3 scripts/choose_lr.py "$sweep_dir" --json "$sweep_dir/lr_choice.json"
