@@ -64,9 +64,7 @@ std::vector<RunResult> read_runs(const fs::path& dir) {
             std::map<std::string, std::pair<double, std::size_t>> by_family;
             for (const auto& [k, v] : r.metrics) {
                 const auto at = k.rfind('@');
-                if (at == std::string::npos || at + 1 == k.size() ||
-                    k.find_first_not_of("0123456789", at + 1) != std::string::npos)
-                    continue;
+                if (at == std::string::npos || !is_number(k.substr(at + 1))) continue;  // the report's per-length test
                 auto& f = by_family[k.substr(0, at)];
                 f.first += v;
                 ++f.second;
