@@ -197,9 +197,9 @@ Var<T> Transformer<T>::project(const Var<T>& h) const {
 }
 
 template <class T>
-Var<T> Transformer<T>::decode(const std::vector<std::int32_t>& tgt_in, std::size_t B, std::size_t Lt,
-                              const Var<T>& memory, const AttentionMask<T>& src_mask,
-                              std::vector<Var<T>>* self_weights) const {
+Var<T> Transformer<T>::decode_hidden(const std::vector<std::int32_t>& tgt_in, std::size_t B, std::size_t Lt,
+                                     const Var<T>& memory, const AttentionMask<T>& src_mask,
+                                     std::vector<Var<T>>* self_weights) const {
     if (cfg_.family == Family::EncoderOnly)
         throw std::logic_error("Transformer::decode: an encoder-only model has no decoder (use forward_bidirectional)");
     draw_positions(dec_pos, Lt);
@@ -210,7 +210,27 @@ Var<T> Transformer<T>::decode(const std::vector<std::int32_t>& tgt_in, std::size
         if (self_weights) self_weights->push_back(w);
     }
     if (dec_norm) y = dec_norm->forward(y);
-    return project(y);  // (B, Lt, V)
+    return y;  // (B, Lt, D)
+}
+
+template <class T>
+Var<T> Transformer<T>::decode(const std::vector<std::int32_t>& tgt_in, std::size_t B, std::size_t Lt,
+                              const Var<T>& memory, const AttentionMask<T>& src_mask,
+                              std::vector<Var<T>>* self_weights) const {
+    return project(decode_hidden(tgt_in, B, Lt, memory, src_mask, self_weights));  // (B, Lt, V)
+}
+
+template <class T>
+Var<T> Transformer<T>::forward_causal_rows(const std::vector<std::int32_t>& ids, std::size_t B, std::size_t L,
+                                          const std::vector<std::int32_t>& rows) const {
+    if (cfg_.family != Family::DecoderOnly)
+        throw std::logic_error("Transformer::forward_causal_rows: only a decoder-only model predicts causally");
+    for (std::int32_t r : rows)
+        if (r < 0 || static_cast<std::size_t>(r) >= B * L)
+            throw std::out_of_range(fmt::format("Transformer::forward_causal_rows: row {} outside the {} x {} positions", r, B, L));
+    const Var<T> h = decode_hidden(ids, B, L, Var<T>(), AttentionMask<T>(), nullptr);  // (B, L, D)
+    // embedding() is a row gather: the hidden states of the wanted positions, (R, D), then projected alone.
+    return project(embedding(reshape(h, {B * L, h.shape().back()}), rows, {rows.size()}));  // (R, V)
 }
 
 template <class T>

@@ -121,6 +121,12 @@ public:
     // positions before it (padding after a row's end is never seen by its real tokens).
     Var<T> forward_causal(const std::vector<std::int32_t>& ids, std::size_t B, std::size_t L,
                           std::vector<Var<T>>* self_weights = nullptr) const;
+    // Decoder-only evaluation: the logits (R, V) at the flat positions rows[i] = b * L + t only, each row the
+    // one forward_causal computes there (bit for bit with OpenBLAS's SkylakeX kernels; other kernels may round
+    // a row differently with the number of rows); the output projection of the other positions is skipped (a
+    // sliding window scores the last few positions of a long window).
+    Var<T> forward_causal_rows(const std::vector<std::int32_t>& ids, std::size_t B, std::size_t L,
+                               const std::vector<std::int32_t>& rows) const;
     // Encoder-only: ids (B*L, right-padded with pad_id) -> logits (B, L, V), each position seeing every
     // non-padding position of its row, before and after it.
     Var<T> forward_bidirectional(const std::vector<std::int32_t>& ids, std::size_t B, std::size_t L,
@@ -171,6 +177,9 @@ public:
 
 private:
     Var<T> embed_target(const std::vector<std::int32_t>& ids, std::size_t B, std::size_t L, std::size_t offset) const;
+    // The decoder stack up to its final norm: (B, Lt, D), before the output projection.
+    Var<T> decode_hidden(const std::vector<std::int32_t>& tgt_in, std::size_t B, std::size_t Lt, const Var<T>& memory,
+                         const AttentionMask<T>& src_mask, std::vector<Var<T>>* self_weights) const;
     Var<T> project(const Var<T>& h) const;
     TransformerConfig cfg_;
     Rng init_rng_;

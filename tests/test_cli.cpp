@@ -151,6 +151,47 @@ TEST_CASE("cli/sweep_list_and_shards", "[cli]") {
     CHECK(bad.code == 2);
 }
 
+TEST_CASE("cli/eval --split scores a language model (subword) run as its final evaluation did", "[cli][e2e][lm]") {
+    // The Brown sample in the repository: the subword model is retrained from the run's data and must be the
+    // run's own, byte for byte; then the numbers are results.json's, and other windows or strides are new ones.
+    const fs::path out = fs::temp_directory_path() / ("relpos-eval-lm-" + std::to_string(getpid()));
+    fs::remove_all(out);
+    fs::create_directories(out);
+    const std::string cfg = (out / "lm.yaml").string();
+    std::ofstream(cfg) << "name: lm\nseed: 2\nthreads: 1\ndata: {task: brown, dir: " << RELPOS_SOURCE_DIR
+                       << "/data/brown/sample, vocab_size: 200, lm: {context: 16, eval_lengths: [16, 32], stride: 4, "
+                          "max_eval_tokens: 400}}\n"
+                          "model: {family: decoder_only, d_model: 16, heads: 2, d_ff: 32, decoder_layers: 1, position: {type: alibi}}\n"
+                          "train: {epochs: 1, max_steps: 6, batch_tokens: 256, lr: 0.5, warmup: 2}\n"
+                          "eval: {splits: [val, test], metrics: [ppl, ppl_sliding], split_metrics: {val: [ppl]}}\n";
+    REQUIRE(sh(kBin + " run " + cfg + " results_dir=" + out.string() + " --quiet").code == 0);
+    const std::string run = (out / "lm" / "runs" / "seed=2").string();
+    const YAML::Node results = YAML::LoadFile(run + "/results.json");
+    REQUIRE(results["metrics"]["test.ppl_sliding@32"].IsDefined());
+    CHECK_FALSE(results["metrics"]["val.ppl_sliding@32"].IsDefined());  // eval.split_metrics
+    auto metrics = [&](const std::string& args) {
+        Cmd c = sh(kBin + " eval --run " + run + " --split test " + args);
+        INFO(args << "\n" << c.out);
+        REQUIRE(c.code == 0);
+        return YAML::Load(c.out.substr(c.out.rfind("\n{") + 1))["metrics"];
+    };
+    const YAML::Node same = metrics("");
+    std::size_t n = 0;
+    for (auto it : same) {
+        INFO(it.first.as<std::string>());
+        CHECK(it.second.as<double>() == results["metrics"]["test." + it.first.as<std::string>()].as<double>());
+        ++n;
+    }
+    CHECK(n == 5);  // ppl, ppl@16, ppl@32, ppl_sliding@16, ppl_sliding@32
+    CHECK(metrics("data.lm.stride=2")["ppl_sliding@32"].as<double>() != results["metrics"]["test.ppl_sliding@32"].as<double>());
+    // another subword model than the run's: refused, not scored with the wrong ids
+    std::ofstream(run + "/subword.model", std::ios::app) << "x";
+    Cmd bad = sh(kBin + " eval --run " + run + " --split test");
+    CHECK(bad.code == 2);
+    CHECK_THAT(bad.out, Catch::Contains("the subword model retrained from the run's data differs from the run's own"));
+    fs::remove_all(out);
+}
+
 TEST_CASE("cli/eval --split scores a run's best checkpoint as its final evaluation did", "[cli][e2e]") {
     const fs::path out = fs::temp_directory_path() / ("relpos-eval-split-" + std::to_string(getpid()));
     fs::remove_all(out);

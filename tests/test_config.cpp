@@ -526,6 +526,29 @@ TEST_CASE("config/sweep_cells errors name the cell and the key", "[config]") {
               "train.lr: is set by sweep.cells; to run only some cells, override sweep.cells=[...] instead"));
 }
 
+TEST_CASE("config/eval.split_metrics: read, written back, and refused in one sentence", "[config]") {
+    const std::string path = fixture("minimal.yaml");
+    const ExperimentConfig c = load_config(path, {"eval.splits=[val, test]", "eval.metrics=[accuracy, loss]",
+                                                  "eval.split_metrics={val: [loss]}"});
+    CHECK(c.eval.metrics_for("val") == std::vector<std::string>{"loss"});
+    CHECK(c.eval.metrics_for("test") == std::vector<std::string>{"accuracy", "loss"});
+    const TempDir dir;
+    CHECK(load_config(write_file(dir, "resolved.yaml", to_yaml(c))).eval.split_metrics == c.eval.split_metrics);
+    CHECK(to_yaml(load_config(path)).find("split_metrics") == std::string::npos);  // absent: not written
+    CHECK(has(config_error([&] { load_config(path, {"eval.splits=[val, test]", "eval.split_metrics={tset: [loss]}"}); }),
+              "eval.split_metrics.tset: names the split 'tset', which is not one of eval.splits (val, test) (did you mean 'test'?)"));
+    CHECK(has(config_error([&] { load_config(path, {"eval.splits=[val, test]", "eval.split_metrics={val: []}"}); }),
+              "eval.split_metrics.val: must list at least one metric"));
+    CHECK(has(config_error([&] { load_config(path, {"eval.splits=[val, test]", "eval.split_metrics={val: [blue]}"}); }),
+              "eval.split_metrics.val"));
+    // report.metrics of that split must be among its own metrics
+    CHECK(has(config_error([&] {
+              load_config(path, {"eval.splits=[val, test]", "eval.metrics=[accuracy, loss]", "eval.split_metrics={val: [loss]}",
+                                 "report.metrics=[val.accuracy]"});
+          }),
+              "report.metrics: 'val.accuracy' names metric 'accuracy', which eval.split_metrics.val (loss) does not compute"));
+}
+
 TEST_CASE("config/sharding", "[config]") {
     const ExperimentConfig c = load_config(fixture("sweep_k.yaml"));
     const auto points = expand_sweep(c, fixture("sweep_k.yaml"));

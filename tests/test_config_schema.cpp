@@ -123,7 +123,8 @@ void flatten(const YAML::Node& n, const std::string& prefix, std::map<std::strin
     for (auto it = n.begin(); it != n.end(); ++it) {
         const std::string key = prefix.empty() ? it->first.Scalar() : prefix + "." + it->first.Scalar();
         out[key] = it->second;
-        if (it->second.IsMap() && key != "model.position" && key != "sweep.grid" && key != "report.reference.values")
+        if (it->second.IsMap() && key != "model.position" && key != "sweep.grid" && key != "report.reference.values" &&
+            key != "eval.split_metrics")
             flatten(it->second, key, out);
     }
 }
@@ -165,7 +166,7 @@ TEST_CASE("config/the writer writes exactly the declared keys of a config that u
     const auto written = written_keys(
         "name: t\nrun_store: store\ndata: {task: brown}\nmodel: {family: decoder_only}\n"
         "train: {valid_bleu: true, stop: {patience: 2, target_metric: accuracy, target: 99}}\n"
-        "sweep: {cells: [{train.lr: 0.5}]}\n"
+        "sweep: {cells: [{train.lr: 0.5}]}\neval: {split_metrics: {val: [ppl]}}\n"
         "report: {reference: {title: paper, values: {a: 1}}, compare: {dir: other}}\n");
     CHECK(keys_of(written) == declared_keys());
 }
@@ -184,6 +185,7 @@ TEST_CASE("config/the writer writes each declared key at its declared default", 
         "train.stop.rule", "train.stop.target_metric", "train.stop.target",  // the same; a target only when set
         "train.valid_bleu",                                           // only when true (older names kept)
         "sweep.cells",                                                // only when given (experiment.yaml as before)
+        "eval.split_metrics",                                         // only when given (run names as before)
     };
     const auto written = written_keys("name: t\n");
     for (const auto& k : describe_config_keys()) {

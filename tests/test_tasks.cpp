@@ -110,7 +110,40 @@ TEST_CASE("tasks/make_task names the file and key of what does not fit", "[tasks
                Catch::Contains("eval.metrics: task 'copy' (decoder_only) does not compute 'bleu'"));
     CHECK_THAT(error_of([&] { make_task(cfg("copy", "decoder_only", "train: {valid_bleu: true}\n")); }),
                Catch::Contains("train.valid_bleu"));
+    CHECK_THAT(error_of([&] { make_task(cfg("copy", "decoder_only", "eval: {split_metrics: {test: [accuracy, ppl_sliding]}}\n")); }),
+               Catch::Contains("eval.split_metrics.test: task 'copy' (decoder_only) does not compute 'ppl_sliding'"));
     CHECK(error_of([&] { make_task(cfg("copy", "decoder_only")); }).empty());  // default metrics fit the task
+}
+
+TEST_CASE("tasks/eval.split_metrics: a split computes its own metrics, the others eval.metrics", "[tasks][e2e]") {
+    // Through the runner: results.json holds val.accuracy and no other val metric, and test every eval.metrics one.
+    const fs::path results = fs::temp_directory_path() / ("relpos-tasks-split-metrics-" + std::to_string(getpid()));
+    fs::remove_all(results);
+    const std::string cfg = write_config(
+        "split_metrics.yaml",
+        "name: sm\nresults_dir: " + results.string() +
+            "\nseed: 3\nthreads: 1\ndata: {task: copy, valid_split: val, test_splits: [test],\n"
+            "  synthetic: {n_symbols: 6, train_size: 40, valid_size: 10, test_size: 10, train_len: [2, 4], test_len: [5, 6]}}\n"
+            "model: {family: decoder_only, d_model: 16, heads: 2, d_ff: 32, decoder_layers: 1, position: {type: rope}}\n"
+            "train: {epochs: 1, batch_tokens: 64, lr: 0.5, warmup: 4}\n"
+            "eval: {metrics: [accuracy, token_accuracy, loss], split_metrics: {val: [accuracy]}}\n");
+    RunOptions opt;
+    opt.quiet = true;
+    REQUIRE(run_experiment(cfg, {}, opt) == 0);
+    const fs::path run = results / "sm" / "runs" / "seed=3";
+    const YAML::Node m = YAML::LoadFile((run / "results.json").string())["metrics"];
+    std::set<std::string> val, test;  // metric names, without their @<length>
+    for (const auto& kv : m) {
+        const std::string k = kv.first.as<std::string>();
+        const std::string base = k.substr(0, k.find('@'));
+        if (base.rfind("val.", 0) == 0) val.insert(base.substr(4));
+        if (base.rfind("test.", 0) == 0) test.insert(base.substr(5));
+    }
+    CHECK(val == std::set<std::string>{"accuracy"});
+    CHECK(test == std::set<std::string>{"accuracy", "token_accuracy", "loss"});
+    // written back into the run's config (so into its hash) because it was given
+    CHECK(YAML::LoadFile((run / "config.yaml").string())["eval"]["split_metrics"]["val"][0].as<std::string>() == "accuracy");
+    fs::remove_all(results);
 }
 
 // A task defined here, registered with one line, and run through `relpos run`'s code path unchanged:
@@ -300,6 +333,55 @@ TEST_CASE("tasks/language-model windows score every token once with the right co
             CHECK(scored[0] == 0);
             for (std::size_t i = 1; i < t.size(); ++i) CHECK(scored[i] == 1);
         }
+}
+
+TEST_CASE("tasks/sliding windows projected at their scored positions only give the same numbers", "[tasks][lm]") {
+    // evaluate_loss(..., scored_only) projects only the positions with a target (forward_causal_rows): each
+    // such row's logits must be the full forward's, so that ppl_sliding does not move. Bit for bit with
+    // OpenBLAS's SkylakeX kernels (measured); the Haswell kernels round a row differently with the number of
+    // rows multiplied (a few logits in the last bit), so the check allows float rounding.
+    for (const char* enc : {"alibi", "rope", "sinusoidal"}) {
+        INFO(enc);
+        auto cfg = test::tiny_config(40);
+        cfg.family = nn::Family::DecoderOnly;
+        cfg.dims.dropout = cfg.dims.attention_dropout = 0.0;
+        nn::Transformer<float> model(cfg, test::positions<float>({{enc, {}}}));
+        model.eval();
+        std::vector<std::int32_t> t(203);
+        for (std::size_t i = 0; i < t.size(); ++i) t[i] = static_cast<std::int32_t>(4 + (i * 7 + i / 5) % 30);
+        const auto windows = stream_windows(t, 24, 4);  // a window of 24 scores its last 4
+        const Batch b = make_batch(windows, {0, 3, 7, 11}, Layout::DecoderOnly);
+        std::vector<std::int32_t> rows;
+        for (std::size_t i = 0; i < b.tgt_out.size(); ++i)
+            if (b.tgt_out[i] != PAD_ID) rows.push_back(static_cast<std::int32_t>(i));
+        REQUIRE(rows.size() < b.tgt_out.size() / 2);
+        NoGradGuard ng;
+        const Var<float> full = model.forward_causal(b.tgt_in, b.B, b.Lt);
+        const Var<float> some = model.forward_causal_rows(b.tgt_in, b.B, b.Lt, rows);
+        const std::size_t V = full.shape().back();
+        REQUIRE(some.shape() == Shape{rows.size(), V});
+        std::size_t differ = 0, far = 0;
+        for (std::size_t i = 0; i < rows.size(); ++i)
+            for (std::size_t v = 0; v < V; ++v) {
+                const float x = some.data()[i * V + v], y = full.data()[rows[i] * V + v];
+                differ += x != y;
+                far += std::fabs(x - y) > 1e-5f * std::max(1.0f, std::fabs(y));
+            }
+        INFO(differ << " of " << rows.size() * V << " logits differ in their last bits");
+        CHECK(far == 0);
+        const EvalLoss a = evaluate_loss(model, windows, 256), c = evaluate_loss(model, windows, 256, true);
+        CHECK(a.tokens == 202);
+        CHECK(c.tokens == a.tokens);
+        CHECK(c.loss == Approx(a.loss).epsilon(1e-6));  // the same rows summed in the same order
+        CHECK(c.accuracy == a.accuracy);
+        // and a wrong row is not the right one: the check can fail
+        const Var<float> other = model.forward_causal_rows(b.tgt_in, b.B, b.Lt, {rows[1]});
+        CHECK(std::fabs(other.data()[0] - full.data()[rows[0] * V]) > 0);
+    }
+    auto cfg = test::tiny_config(40);
+    cfg.family = nn::Family::DecoderOnly;
+    nn::Transformer<float> model(cfg, test::positions<float>({{"alibi", {}}}));
+    CHECK_THROWS_AS(model.forward_causal_rows({5, 6, 7, 8}, 1, 4, {4}), std::out_of_range);
 }
 
 TEST_CASE("tasks/language-model loss by position: every scored token once, at its query position", "[tasks][lm]") {

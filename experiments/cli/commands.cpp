@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -194,6 +195,12 @@ std::string model_text(const ExperimentConfig& cfg, const std::string& line, con
 
 namespace {
 
+// The bytes of a file ("" when it cannot be read).
+std::string file_bytes(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
 // What `relpos eval --split` may change: how a trained model is evaluated, never what was trained.
 bool changes_only_evaluation(const std::string& key) {
     static const std::vector<std::string> exact{"seed", "data.test_splits", "data.synthetic.test_len",
@@ -236,10 +243,6 @@ int cmd_eval_splits(const EvalArgs& a) {
             throw ConfigError(fmt::format("--split {}: not a split of the run's data ({}); data.test_splits=[...] "
                                           "names the test splits", split, join(have)));
     cfg.eval.splits = a.splits;
-    if (fs::exists(fs::path(a.run_dir) / "subword.model"))
-        throw ConfigError(fmt::format("--run {}: a run with a subword model (task {}): score it on parallel files with "
-                                      "--src and --ref; --split scores the splits of tasks that generate or read "
-                                      "id-level data", a.run_dir, cfg.data.task));
     const fs::path scratch = fs::temp_directory_path() / fmt::format("relpos-eval-{}", ::getpid());
     struct Cleanup {
         fs::path p;
@@ -252,6 +255,15 @@ int cmd_eval_splits(const EvalArgs& a) {
     const Log log = [](const std::string& s) { fmt::print(stderr, "{}\n", s); };
     const Dataset as_trained = load_dataset(trained, (scratch / "subword").string(), log);
     const Dataset data = load_dataset(cfg, (scratch / "subword").string(), log);
+    // A subword task retrains its SentencePiece model from the run's data (deterministic): the ids the
+    // checkpoint was trained on only if that model is the run's own, byte for byte.
+    const fs::path own_subword = fs::path(a.run_dir) / "subword.model";
+    if (fs::exists(own_subword) &&
+        (!data.subword || file_bytes(own_subword) != file_bytes(data.subword->model_path())))
+        throw ConfigError(fmt::format("--run {}: the subword model retrained from the run's data differs from the run's "
+                                      "own {} (another corpus or SentencePiece version?): its ids would not be the "
+                                      "checkpoint's; score it on parallel files with --src and --ref", a.run_dir,
+                                      own_subword.string()));
     // The overridden config builds it (its randomized_eval and seed, which seeds the evaluation's position
     // draws), at the trained data's sizes; the weights are the checkpoint's.
     auto model = build_model(cfg, as_trained.vocab, as_trained.longest_source, as_trained.longest_target);

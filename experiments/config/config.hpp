@@ -140,6 +140,13 @@ struct EvalConfig {
     long batch_tokens = 8000;   // >= 1
     std::vector<std::string> splits{"val", "test2016"};  // each: data.valid_split, a data.test_splits entry, or "train"
     std::vector<std::string> metrics{"bleu_tok", "bleu"};  // from bleu, bleu_tok, loss, ppl, accuracy
+    // eval.split_metrics: per split (an entry of `splits`), the metrics it computes instead of `metrics`, e.g.
+    // the validation split at the training length only while the test split pays for sliding windows.
+    std::map<std::string, std::vector<std::string>> split_metrics;
+    const std::vector<std::string>& metrics_for(const std::string& split) const {
+        const auto it = split_metrics.find(split);
+        return it == split_metrics.end() ? metrics : it->second;
+    }
 };
 
 // One sweep.grid entry: a dotted config key and the values it takes.

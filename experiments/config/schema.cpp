@@ -234,6 +234,18 @@ void read_eval(YamlOptions& o, EvalConfig& e, const DataConfig& d, const ModelCo
     if (const TaskDataSchema* task = task_data_schema(d.task); task && task->default_metrics.count(m.family))
         e.metrics = task->default_metrics.at(m.family);
     e.metrics = o.get_string_list("metrics", e.metrics, kMetrics);
+    YamlOptions per = o.section("split_metrics");
+    for (const std::string& split : per.keys()) {
+        if (std::find(e.splits.begin(), e.splits.end(), split) == e.splits.end()) {
+            std::string what = fmt::format("names the split '{}', which is not one of eval.splits ({})", split, join(e.splits));
+            if (auto dm = nn::did_you_mean(split, e.splits)) what += fmt::format(" (did you mean '{}'?)", *dm);
+            per.fail(split, what);
+        }
+        auto list = per.get_string_list(split, {}, kMetrics);
+        if (list.empty()) per.fail(split, "must list at least one metric (leave the split out to use eval.metrics)");
+        e.split_metrics[split] = std::move(list);
+    }
+    per.finish();
     o.finish();
 }
 
@@ -495,9 +507,11 @@ void cross_check(const ExperimentConfig& c, YamlOptions& data, YamlOptions& mode
             (at + 1 == metric.size() || metric.find_first_not_of("0123456789", at + 1) != std::string::npos))
             report.fail("metrics", fmt::format("'{}': after '@' comes a length (an integer, e.g. test.ppl@128) or 'mean' "
                                                "(the mean over the lengths, e.g. test.token_accuracy@mean)", name));
-        if (std::find(c.eval.metrics.begin(), c.eval.metrics.end(), base) == c.eval.metrics.end())
-            report.fail("metrics", fmt::format("'{}' names metric '{}', which eval.metrics ({}) does not compute", name,
-                                               base, join(c.eval.metrics)));
+        const auto& computed = c.eval.metrics_for(split);
+        if (std::find(computed.begin(), computed.end(), base) == computed.end())
+            report.fail("metrics", fmt::format("'{}' names metric '{}', which {} ({}) does not compute", name, base,
+                                               c.eval.split_metrics.count(split) ? "eval.split_metrics." + split : "eval.metrics",
+                                               join(computed)));
     }
 }
 

@@ -163,6 +163,14 @@ void emit_run_part(YAML::Emitter& out, const ExperimentConfig& c, bool for_hash)
     emit_strings(out, e.splits);
     out << Key << "metrics" << Value;
     emit_strings(out, e.metrics);
+    if (!e.split_metrics.empty()) {  // written only when given: configs without it keep their hashes
+        out << Key << "split_metrics" << Value << BeginMap;
+        for (const auto& [split, metrics] : e.split_metrics) {
+            out << Key << split << Value;
+            emit_strings(out, metrics);
+        }
+        out << EndMap;
+    }
     out << EndMap;
 }
 

@@ -288,7 +288,7 @@ ReportTables build_report(const std::string& dir_in) {
     t.plots = cfg.report.plots;
     if (t.metrics.empty())
         for (auto& s : cfg.eval.splits)
-            for (auto& m : cfg.eval.metrics) t.metrics.push_back(s + "." + m);
+            for (auto& m : cfg.eval.metrics_for(s)) t.metrics.push_back(s + "." + m);
     if (cfg.report.reference) {
         t.reference_title = cfg.report.reference->title;
         t.reference = cfg.report.reference->values;

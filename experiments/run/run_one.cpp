@@ -180,10 +180,13 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
                                                   [&](const std::string& s) { log(s); }});
         const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         std::string line;
+        std::size_t curve = 0;  // loss-by-position figures: hundreds, in results.json rather than the log line
         for (auto& [k, v] : m) {
             metrics[split + "." + k] = json_number(v, 4);
-            line += fmt::format(" {} {:.2f}", k, v);
+            if (k.rfind("loss_pos", 0) == 0) ++curve;
+            else line += fmt::format(" {} {:.2f}", k, v);
         }
+        if (curve) line += fmt::format(" (and {} loss_pos figures, in results.json)", curve);
         log(fmt::format("{}:{} ({:.0f} s)", split, line, dt));
     }
     if (data.family == nn::Family::EncoderDecoder) write_attention_map(*model, data, pc.run_dir / "attention.tsv");

@@ -141,7 +141,7 @@ public:
         const auto& lm = r.cfg.data.lm;
         const auto& split = r.data.splits.at(r.split);
         const std::size_t bt = static_cast<std::size_t>(r.cfg.eval.batch_tokens);
-        const auto& metrics = r.cfg.eval.metrics;
+        const auto& metrics = r.cfg.eval.metrics_for(r.split);
         auto wants = [&](const char* m) { return std::find(metrics.begin(), metrics.end(), m) != metrics.end(); };
         std::map<std::string, double> out;
         const std::size_t limit = r.model.max_target_length();
@@ -162,7 +162,7 @@ public:
                 }
             }
             if (wants("ppl_sliding")) {
-                const EvalLoss el = evaluate_loss(r.model, stream_windows(split.stream, N, sliding_stride(lm, N)), bt);
+                const EvalLoss el = evaluate_loss(r.model, stream_windows(split.stream, N, sliding_stride(lm, N)), bt, true);
                 out[fmt::format("ppl_sliding@{}", N)] = el.ppl;
             }
             if (wants("loss_by_position")) {

@@ -204,7 +204,7 @@ public:
     }
 
     std::map<std::string, double> evaluate(const EvalRequest& r) const override {
-        const auto& metrics = r.cfg.eval.metrics;
+        const auto& metrics = r.cfg.eval.metrics_for(r.split);
         auto wants = [&](const char* m) { return std::find(metrics.begin(), metrics.end(), m) != metrics.end(); };
         const std::size_t bt = static_cast<std::size_t>(r.cfg.eval.batch_tokens);
         const EvalSplit& split = r.data.splits.at(r.split);

@@ -96,6 +96,11 @@ std::unique_ptr<Task> make_task(const ExperimentConfig& cfg) {
         if (std::find(known.begin(), known.end(), m) == known.end())
             throw ConfigError(fmt::format("{}: eval.metrics: task '{}' ({}) does not compute '{}'; it computes {}",
                                           cfg.source, e->name, nn::family_name(family), m, join(known)));
+    for (const auto& [split, metrics] : cfg.eval.split_metrics)
+        for (const auto& m : metrics)
+            if (std::find(known.begin(), known.end(), m) == known.end())
+                throw ConfigError(fmt::format("{}: eval.split_metrics.{}: task '{}' ({}) does not compute '{}'; it computes {}",
+                                              cfg.source, split, e->name, nn::family_name(family), m, join(known)));
     if (cfg.train.valid_bleu && family != nn::Family::EncoderDecoder)
         throw ConfigError(fmt::format("{}: train.valid_bleu: validation BLEU is for encoder-decoder tasks; task '{}' "
                                       "with model.family {} has none (set it to false)",

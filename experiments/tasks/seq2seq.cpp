@@ -80,7 +80,15 @@ private:
 
 const std::vector<std::string> kSeq2SeqMetrics{"bleu", "bleu_tok", "loss", "ppl", "accuracy", "token_accuracy"};
 
-std::map<std::string, double> Seq2SeqTask::evaluate(const EvalRequest& r) const {
+std::map<std::string, double> Seq2SeqTask::evaluate(const EvalRequest& req) const {
+    // The split's own metrics (eval.split_metrics) in a copy of the config, which the scoring below reads.
+    const bool own_metrics = req.cfg.eval.split_metrics.count(req.split) > 0;
+    ExperimentConfig own;
+    if (own_metrics) {
+        own = req.cfg;
+        own.eval.metrics = req.cfg.eval.metrics_for(req.split);
+    }
+    const EvalRequest r{req.model, req.data, req.split, own_metrics ? own : req.cfg, req.run_dir, req.signatures, req.log};
     const auto& es = r.data.splits.at(r.split);
     const DecodeOptions dopt = decode_options(r.cfg.eval);
     // loss and ppl are teacher-forced: a split asked for nothing else is not decoded (no hyp file)

@@ -52,7 +52,8 @@ Var<float> batch_loss(const nn::Transformer<float>& model, const Batch& b, doubl
     return cross_entropy(logits, b.tgt_out, o);  // mean over target tokens
 }
 
-EvalLoss evaluate_loss(const nn::Transformer<float>& model, const std::vector<Example>& data, std::size_t batch_tokens) {
+EvalLoss evaluate_loss(const nn::Transformer<float>& model, const std::vector<Example>& data, std::size_t batch_tokens,
+                       bool scored_only) {
     NoGradGuard ng;
     EvalLoss r;
     if (data.empty()) return r;
@@ -60,20 +61,33 @@ EvalLoss evaluate_loss(const nn::Transformer<float>& model, const std::vector<Ex
     bo.max_tokens = batch_tokens;
     bo.layout = batch_layout(model.config().family);
     bo.one_length = model.eval_batches_by_length();
+    scored_only = scored_only && model.config().family == nn::Family::DecoderOnly;
     double nll = 0;
     std::size_t correct = 0;
+    std::vector<std::int32_t> rows, targets;
     for (const Batch& b : eval_batches(data, bo)) {
-        Var<float> logits = batch_logits(model, b);
+        Var<float> logits;
+        const std::vector<std::int32_t>* want = &b.tgt_out;
+        if (scored_only) {  // the rows with a target, in order: the loss sums the same rows in the same order
+            rows.clear();
+            targets.clear();
+            for (std::size_t i = 0; i < b.tgt_out.size(); ++i)
+                if (b.tgt_out[i] != PAD_ID) rows.push_back(static_cast<std::int32_t>(i)), targets.push_back(b.tgt_out[i]);
+            logits = model.forward_causal_rows(b.tgt_in, b.B, b.Lt, rows);
+            want = &targets;
+        } else {
+            logits = batch_logits(model, b);
+        }
         CrossEntropyOptions o;
         o.ignore_index = PAD_ID;
         o.mean = false;
-        nll += cross_entropy(logits, b.tgt_out, o).item();
+        nll += cross_entropy(logits, *want, o).item();
         const std::size_t V = logits.shape().back();
         const float* p = logits.data();
-        for (std::size_t i = 0; i < b.tgt_out.size(); ++i) {
-            if (b.tgt_out[i] == PAD_ID) continue;
+        for (std::size_t i = 0; i < want->size(); ++i) {
+            if ((*want)[i] == PAD_ID) continue;
             const auto best = std::max_element(p + i * V, p + (i + 1) * V) - (p + i * V);
-            correct += best == b.tgt_out[i];
+            correct += best == (*want)[i];
         }
         r.tokens += b.n_tgt_tokens;
     }

@@ -43,7 +43,10 @@ Var<float> batch_logits(const nn::Transformer<float>& model, const Batch& b);
 Var<float> batch_loss(const nn::Transformer<float>& model, const Batch& b, double label_smoothing,
                       std::size_t mean_over = 0);
 
-EvalLoss evaluate_loss(const nn::Transformer<float>& model, const std::vector<Example>& data, std::size_t batch_tokens);
+// scored_only (decoder-only models): project only the positions that have a target
+// (Transformer::forward_causal_rows); the same numbers with less work when most of a window is context.
+EvalLoss evaluate_loss(const nn::Transformer<float>& model, const std::vector<Example>& data, std::size_t batch_tokens,
+                       bool scored_only = false);
 
 // The plateau rule's bookkeeping for one validation loss (train.stop.rule, min_delta): counts it as an
 // improvement (pr.bad_validations = 0, the rule's reference moves) or not (++pr.bad_validations). The
