@@ -14,6 +14,8 @@
 #   scripts/two_stage_campaign.sh SWEEP_CONFIG STUDY_CONFIG [LONG_CONFIG]
 #   TASKS="reverse" FINISH_BY=@$(date -d '16:20' +%s) scripts/two_stage_campaign.sh ...  # only runs that can finish by then
 # RELPOS: the binary (default build/relpos; a copy keeps a campaign safe from rebuilds).
+# JOBS: runs side by side (default 2, one per core); JOBS=1 (beside another campaign's run) also sets threads=1,
+# so that every run trains at one thread as with two jobs (the thread count is part of what fixes the numbers).
 # POSITIONS: restricts stage 1 to these encodings (a YAML list, e.g. POSITIONS='[{type: txl}, {type: sinusoidal}]');
 # stages 2 and 3 go through every chosen cell as always (cells already trained are skipped in seconds).
 set -euo pipefail
@@ -21,6 +23,9 @@ cd "$(dirname "$0")/.."
 [ $# -eq 2 ] || [ $# -eq 3 ] || { echo "usage: scripts/two_stage_campaign.sh SWEEP_CONFIG STUDY_CONFIG [LONG_CONFIG]" >&2; exit 2; }
 sweep_cfg=$1 study_cfg=$2 long_cfg=${3:-}
 bin=${RELPOS:-build/relpos}
+jobs=${JOBS:-2}
+one=()
+[ "$jobs" = 1 ] && one=(threads=1)
 name_of() { sed -n 's/^name: *//p' "$1" | head -1; }
 results_of() { local d; d=$(sed -n 's/^results_dir: *//p' "$1" | head -1); echo "${d:-results}/$(name_of "$1")"; }
 sweep_dir=$(results_of "$sweep_cfg") study_dir=$(results_of "$study_cfg")
@@ -56,7 +61,7 @@ PY
 }
 for task in $tasks; do
   echo "campaign: $task, stage 1, the learning-rate sweep ($sweep_cfg)"
-  "$bin" run "$sweep_cfg" "sweep.grid.data.task=[$task]" "${positions[@]}" "results_dir=$scratch/sweep" --jobs 2 "${fb[@]}" </dev/null
+  "$bin" run "$sweep_cfg" "sweep.grid.data.task=[$task]" "${positions[@]}" "results_dir=$scratch/sweep" "${one[@]}" --jobs "$jobs" "${fb[@]}" </dev/null
   # the sweep's own experiment.yaml and run links (no run starts): choose_lr reads them
   "$bin" run "$sweep_cfg" --start-before @1 >/dev/null
   python3 scripts/choose_lr.py "$sweep_dir" --json "$sweep_dir/lr_choice.json"
@@ -64,7 +69,7 @@ for task in $tasks; do
     { grep -F "sweep.grid.data.task=[$task]" || true; } | while read -r line; do
     eval "set -- $line"
     echo "campaign: $task, stage 2, $*"
-    "$bin" run "$study_cfg" "$@" "results_dir=$scratch/study" --jobs 2 "${fb[@]}" </dev/null
+    "$bin" run "$study_cfg" "$@" "results_dir=$scratch/study" "${one[@]}" --jobs "$jobs" "${fb[@]}" </dev/null
   done
   [ -n "$long_cfg" ] || continue
   long_dir=$(results_of "$long_cfg")
@@ -72,12 +77,12 @@ for task in $tasks; do
     { grep -F "sweep.grid.data.task=[$task]" || true; } | while read -r line; do
     eval "set -- $line"
     echo "campaign: $task, stage 3, seed 1 to the longer cap ($long_cfg), $*"
-    "$bin" run "$long_cfg" "$@" "results_dir=$scratch/long" --jobs 2 "${fb[@]}" </dev/null
+    "$bin" run "$long_cfg" "$@" "results_dir=$scratch/long" "${one[@]}" --jobs "$jobs" "${fb[@]}" </dev/null
     "$bin" run "$long_cfg" --start-before @1 >/dev/null
     cell=("${@:1:3}")
     if long_competent "$long_dir" "${cell[@]}"; then
       echo "campaign: $task, stage 3, competent at the longer cap: seeds 2-5, ${cell[*]}"
-      "$bin" run "$long_cfg" "${cell[@]}" 'sweep.seeds=[2,3,4,5]' "results_dir=$scratch/long" --jobs 2 "${fb[@]}" </dev/null
+      "$bin" run "$long_cfg" "${cell[@]}" 'sweep.seeds=[2,3,4,5]' "results_dir=$scratch/long" "${one[@]}" --jobs "$jobs" "${fb[@]}" </dev/null
     else
       echo "campaign: $task, stage 3, ${cell[*]}: seed 1 not competent at the longer cap (or not finished); no more seeds"
     fi
