@@ -66,6 +66,25 @@ Var<T> DecoderLayer<T>::forward(const Var<T>& x, const Var<T>& memory, const Att
     return residual<T>(order, *norm3, *drop, h, [&](const Var<T>& y) { return ffn->forward(y); });
 }
 
+template <class T>
+Var<T> DecoderLayer<T>::forward_last(const Var<T>& x, std::size_t tail) const {
+    if (cross_attn) throw std::logic_error("DecoderLayer::forward_last: only a decoder-only layer (no memory)");
+    const std::size_t L = x.dim(1);
+    if (tail == 0 || tail > L)
+        throw std::out_of_range(fmt::format("DecoderLayer::forward_last: {} last positions of {}", tail, L));
+    if (tail == L) return forward(x, Var<T>(), nullptr);
+    const std::size_t first = L - tail;  // the queries' positions are first.., the keys' 0..
+    const Var<T> xq = slice(x, 1, first, L);
+    Var<T> h;
+    if (order == NormOrder::Post) {
+        h = norm1->forward(xq + drop->forward(self_attn->forward(xq, x, nullptr, nullptr, first)));
+    } else {  // residual<T>'s pre-norm form, the norm taken over every position once
+        const Var<T> y = norm1->forward(x);
+        h = xq + drop->forward(self_attn->forward(slice(y, 1, first, L), y, nullptr, nullptr, first));
+    }
+    return residual<T>(order, *norm3, *drop, h, [&](const Var<T>& y) { return ffn->forward(y); });
+}
+
 // ---------------------------------------------------------------- decoder state
 
 namespace {
@@ -228,9 +247,24 @@ Var<T> Transformer<T>::forward_causal_rows(const std::vector<std::int32_t>& ids,
     for (std::int32_t r : rows)
         if (r < 0 || static_cast<std::size_t>(r) >= B * L)
             throw std::out_of_range(fmt::format("Transformer::forward_causal_rows: row {} outside the {} x {} positions", r, B, L));
-    const Var<T> h = decode_hidden(ids, B, L, Var<T>(), AttentionMask<T>(), nullptr);  // (B, L, D)
+    // The top layer computes only the last `tail` positions of every row, tail the fewest that hold every
+    // wanted row (a sliding window scores its last stride positions); the layers below compute them all.
+    std::size_t tail = 0;
+    for (std::int32_t r : rows) tail = std::max(tail, L - static_cast<std::size_t>(r) % L);
+    if (dec_layers.empty() || tail == 0) tail = L;
+    draw_positions(dec_pos, L);
+    Var<T> h = embed_target(ids, B, L, 0);
+    const AttentionMask<T> none;
+    for (std::size_t i = 0; i + 1 < dec_layers.size(); ++i) h = dec_layers[i]->forward(h, Var<T>(), &none);
+    if (!dec_layers.empty()) h = dec_layers.back()->forward_last(h, tail);  // (B, tail, D)
+    if (dec_norm) h = dec_norm->forward(h);
     // embedding() is a row gather: the hidden states of the wanted positions, (R, D), then projected alone.
-    return project(embedding(reshape(h, {B * L, h.shape().back()}), rows, {rows.size()}));  // (R, V)
+    std::vector<std::int32_t> at(rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const std::size_t b = static_cast<std::size_t>(rows[i]) / L, t = static_cast<std::size_t>(rows[i]) % L;
+        at[i] = static_cast<std::int32_t>(b * tail + (t - (L - tail)));
+    }
+    return project(embedding(reshape(h, {B * tail, h.shape().back()}), at, {at.size()}));  // (R, V)
 }
 
 template <class T>

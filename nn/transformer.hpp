@@ -61,6 +61,11 @@ public:
     Var<T> forward(const Var<T>& x, const Var<T>& memory, const AttentionMask<T>* memory_mask,
                    DecoderLayerCache<T>* cache = nullptr, std::size_t offset = 0, Var<T>* self_weights = nullptr,
                    Var<T>* cross_weights = nullptr) const;
+    // Decoder-only, no cache: x (B, L, D) at positions 0.. -> (B, tail, D), the layer's output at the last
+    // `tail` positions alone, their queries seeing every key of x. The same rows as forward(x, ...) (each
+    // row's computation is the same), for a window whose last positions alone are scored: only the top
+    // layer can be cut so, since every layer below must give all the keys the one above reads.
+    Var<T> forward_last(const Var<T>& x, std::size_t tail) const;
 
     std::shared_ptr<MultiHeadAttention<T>> self_attn, cross_attn;  // cross_attn: null in a decoder-only layer
     std::shared_ptr<FeedForward<T>> ffn;
@@ -122,9 +127,10 @@ public:
     Var<T> forward_causal(const std::vector<std::int32_t>& ids, std::size_t B, std::size_t L,
                           std::vector<Var<T>>* self_weights = nullptr) const;
     // Decoder-only evaluation: the logits (R, V) at the flat positions rows[i] = b * L + t only, each row the
-    // one forward_causal computes there (bit for bit with OpenBLAS's SkylakeX kernels; other kernels may round
-    // a row differently with the number of rows); the output projection of the other positions is skipped (a
-    // sliding window scores the last few positions of a long window).
+    // one forward_causal computes there up to float rounding (OpenBLAS rounds a row differently with the
+    // number of rows multiplied). The top layer runs only at the last positions of each row that hold every
+    // wanted one (DecoderLayer::forward_last), and the output projection only at the wanted rows: a sliding
+    // window scores the last few positions of a long window.
     Var<T> forward_causal_rows(const std::vector<std::int32_t>& ids, std::size_t B, std::size_t L,
                                const std::vector<std::int32_t>& rows) const;
     // Encoder-only: ids (B*L, right-padded with pad_id) -> logits (B, L, V), each position seeing every

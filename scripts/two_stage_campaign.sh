@@ -8,7 +8,8 @@
 #      at any rate) is not trained further under STUDY_CONFIG: its models say nothing about extrapolation.
 #   3. (with LONG_CONFIG, the same study under a larger train.max_steps) each cell with no competent rate
 #      trains seed 1 at its chosen rate to the larger cap (continuing the capped sweep run where it kept its
-#      optimiser state: experiments/run/continuation.hpp), and seeds 2-5 when that made it competent.
+#      optimiser state: experiments/run/continuation.hpp), JOBS cells side by side, and then seeds 2-5 of
+#      each cell that this made competent.
 # All configs share a run store, so finished runs are skipped. Two 1-thread runs side by side. Commit
 # finished runs as they come: scripts/commit_finished_runs.sh <run store> (a loop).
 #   scripts/two_stage_campaign.sh SWEEP_CONFIG STUDY_CONFIG [LONG_CONFIG]
@@ -73,12 +74,22 @@ for task in $tasks; do
   done
   [ -n "$long_cfg" ] || continue
   long_dir=$(results_of "$long_cfg")
-  python3 scripts/choose_lr.py "$sweep_dir" --overrides --uncompetent-only --seeds 1 |
-    { grep -F "sweep.grid.data.task=[$task]" || true; } | while read -r line; do
+  mapfile -t long_cells < <(python3 scripts/choose_lr.py "$sweep_dir" --overrides --uncompetent-only --seeds 1 |
+    { grep -F "sweep.grid.data.task=[$task]" || true; })
+  # Seed 1 of every such cell first, JOBS of them side by side (each a 1-thread run, as the sweep's), so that
+  # a core is not idle while one cell's long run trains; then the seeds of the cells it made competent.
+  i=0
+  for line in "${long_cells[@]}"; do
     eval "set -- $line"
+    i=$((i + 1))
     echo "campaign: $task, stage 3, seed 1 to the longer cap ($long_cfg), $*"
-    "$bin" run "$long_cfg" "$@" "results_dir=$scratch/long" "${one[@]}" --jobs "$jobs" "${fb[@]}" </dev/null
-    "$bin" run "$long_cfg" --start-before @1 >/dev/null
+    "$bin" run "$long_cfg" "$@" "results_dir=$scratch/long$i" threads=1 --jobs 1 "${fb[@]}" </dev/null &
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+  done
+  wait
+  [ ${#long_cells[@]} -eq 0 ] || "$bin" run "$long_cfg" --start-before @1 >/dev/null
+  for line in "${long_cells[@]}"; do
+    eval "set -- $line"
     cell=("${@:1:3}")
     if long_competent "$long_dir" "${cell[@]}"; then
       echo "campaign: $task, stage 3, competent at the longer cap: seeds 2-5, ${cell[*]}"

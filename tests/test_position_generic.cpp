@@ -11,6 +11,8 @@
 //                  random position map
 //   incremental    decoding one token at a time through the caches = the full pass (encoder-decoder,
 //                  decoder-only; both norm orders)
+//   scored rows    a decoder-only model's logits at the last positions of its rows, its top layer computed
+//                  there alone (what sliding-window evaluation asks), are the full pass's
 //   padding        an encoder-only row's logits do not change when the batch pads it
 //   directions     bidirectional: position 0 sees the last token; causal: no position sees a later token
 //   positions      the encoding reads its positions from the map it is given: on the mapped indices it
@@ -163,6 +165,35 @@ Check check_incremental(const std::string& type, nn::NormOrder norm) {
         const Array<double> again = model.decode_step({5, 5}, state).value();
         for (std::size_t v = 0; v < cfg.tgt_vocab; ++v)
             if (again(0, v) != again(1, v)) return failed("rows differ after selecting one beam twice");
+    }
+    return {};
+}
+
+// Decoder-only, the positions a sliding window scores: forward_causal_rows computes the top layer at the
+// last positions of each row alone (DecoderLayer::forward_last, queries at an offset, keys from 0) and must
+// give the full pass's logits there, for rows in the tail (the top layer cut) and rows from position 0 (not).
+Check check_scored_rows(const std::string& type) {
+    NoGradGuard ng;
+    const std::size_t B = 2, L = 7;
+    const std::vector<std::int32_t> ids = {2, 4, 5, 6, 7, 8, 9, 2, 9, 10, 11, 12, 4, 5};
+    for (auto norm : {nn::NormOrder::Post, nn::NormOrder::Pre}) {
+        auto cfg = config(nn::Family::DecoderOnly, norm);
+        cfg.decoder_layers = 2;
+        nn::Transformer<double> model(cfg, positions<double>({{type, {}}}));
+        model.eval();
+        const Array<double> full = model.forward_causal(ids, B, L).value();  // (B, L, V)
+        for (const std::vector<std::int32_t>& rows : {std::vector<std::int32_t>{5, 6, 13, 12, 11},
+                                                      std::vector<std::int32_t>{6}, std::vector<std::int32_t>{13, 0, 9}}) {
+            const Array<double> some = model.forward_causal_rows(ids, B, L, rows).value();  // (R, V)
+            if (shape_of(some) != Shape{rows.size(), cfg.tgt_vocab}) return failed("forward_causal_rows: wrong shape");
+            for (std::size_t i = 0; i < rows.size(); ++i)
+                for (std::size_t v = 0; v < cfg.tgt_vocab; ++v) {
+                    const double x = some(i, v), y = full(rows[i] / L, rows[i] % L, v);
+                    if (std::abs(x - y) > 1e-10 * (1 + std::abs(y)))
+                        return failed(std::string(norm == nn::NormOrder::Pre ? "pre-norm" : "post-norm") + ": row " +
+                                      std::to_string(rows[i]) + " gives " + str(x) + ", the full pass " + str(y));
+                }
+        }
     }
     return {};
 }
@@ -343,6 +374,11 @@ TEST_CASE("incremental/generic/every encoding decodes step by step as in the ful
         if (Check c = check_incremental(type, nn::NormOrder::Post); !c.ok) return c;
         return check_incremental(type, nn::NormOrder::Pre);
     });
+}
+
+TEST_CASE("decoder_only/generic/scored rows alone (the top layer at the window's end) give the full pass's logits",
+          "[nn][lm][position][generic]") {
+    for_every_encoding(check_scored_rows);
 }
 
 TEST_CASE("encoder_only/generic/padding changes nothing a row's real positions see", "[nn][encoder_only][position][generic]") {

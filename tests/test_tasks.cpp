@@ -336,10 +336,10 @@ TEST_CASE("tasks/language-model windows score every token once with the right co
 }
 
 TEST_CASE("tasks/sliding windows projected at their scored positions only give the same numbers", "[tasks][lm]") {
-    // evaluate_loss(..., scored_only) projects only the positions with a target (forward_causal_rows): each
-    // such row's logits must be the full forward's, so that ppl_sliding does not move. Bit for bit with
-    // OpenBLAS's SkylakeX kernels (measured); the Haswell kernels round a row differently with the number of
-    // rows multiplied (a few logits in the last bit), so the check allows float rounding.
+    // evaluate_loss(..., scored_only) computes the top layer and the projection only at the positions with a
+    // target (forward_causal_rows): each such row's logits must be the full forward's, so that ppl_sliding
+    // does not move. Up to float rounding: OpenBLAS rounds a row differently with the number of rows
+    // multiplied (its small-matrix kernels, and the Haswell kernels), a few logits in the last bit.
     for (const char* enc : {"alibi", "rope", "sinusoidal"}) {
         INFO(enc);
         auto cfg = test::tiny_config(40);

@@ -43,8 +43,9 @@ Var<float> batch_logits(const nn::Transformer<float>& model, const Batch& b);
 Var<float> batch_loss(const nn::Transformer<float>& model, const Batch& b, double label_smoothing,
                       std::size_t mean_over = 0);
 
-// scored_only (decoder-only models): project only the positions that have a target
-// (Transformer::forward_causal_rows); the same numbers with less work when most of a window is context.
+// scored_only (decoder-only models): compute the top layer and the projection only at the positions that
+// have a target (Transformer::forward_causal_rows); the same numbers up to float rounding (the matrix
+// products run over fewer rows), with much less work when most of a window is context.
 EvalLoss evaluate_loss(const nn::Transformer<float>& model, const std::vector<Example>& data, std::size_t batch_tokens,
                        bool scored_only = false);
 
