@@ -116,6 +116,56 @@ TEST_CASE("report/gated runs: competent counts, metrics over competent runs, max
     fs::remove_all(plain);
 }
 
+TEST_CASE("report/gated runs: paired comparisons keep only the seeds competent in both rows", "[report]") {
+    // rope competent on seeds 1, 3, 4; alibi on 1, 2, 4: the seeds both rows learned are 1 and 4
+    const fs::path dir = experiment("gatedpairs",
+                                    {{"reverse", "rope", 1, 10, 1}, {"reverse", "rope", 2, 30, 0}, {"reverse", "rope", 3, 20, 1},
+                                     {"reverse", "rope", 4, 40, 1}, {"reverse", "alibi", 1, 5, 1}, {"reverse", "alibi", 2, 7, 1},
+                                     {"reverse", "alibi", 3, 9, 0}, {"reverse", "alibi", 4, 30, 1}},
+                                    "model.position.type", "");
+    {
+        std::string yaml;
+        {
+            std::ifstream in(dir / "experiment.yaml");
+            yaml.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        }
+        const auto at = yaml.find("metrics: [test.accuracy]}");
+        REQUIRE(at != std::string::npos);
+        yaml.replace(at, 25, "metrics: [test.accuracy], baseline: alibi, contrasts: [[rope, alibi]], bootstrap: 0}");
+        std::ofstream(dir / "experiment.yaml") << yaml;
+    }
+    const ReportTables t = build_report(dir.string());
+    const auto& d = t.paired.at({"rope", "test.accuracy"});
+    CHECK(d.n == 2);                   // all four seeds would give n = 4, mean 12.25
+    CHECK(d.mean == Approx(7.5));      // (10 - 5 + 40 - 30) / 2
+    const auto& c = t.contrast_paired.at({"rope", "alibi", "test.accuracy"});
+    CHECK(c.n == 2);
+    CHECK(c.mean == Approx(7.5));
+    REQUIRE(!t.family_t.empty());
+    CHECK(t.family_t.front().n == 2);  // the Holm family tests the gated pairs
+    CHECK_THAT(render_markdown(t), Catch::Contains("Only competent runs are paired"));
+    // without competence records every seed pairs, as before
+    const fs::path plain = experiment("plainpairs",
+                                      {{"reverse", "rope", 1, 10, -1}, {"reverse", "rope", 2, 30, -1},
+                                       {"reverse", "alibi", 1, 5, -1}, {"reverse", "alibi", 2, 7, -1}},
+                                      "model.position.type", "");
+    {
+        std::string yaml;
+        {
+            std::ifstream in(plain / "experiment.yaml");
+            yaml.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        }
+        yaml.replace(yaml.find("metrics: [test.accuracy]}"), 25, "metrics: [test.accuracy], baseline: alibi, bootstrap: 0}");
+        std::ofstream(plain / "experiment.yaml") << yaml;
+    }
+    const ReportTables u = build_report(plain.string());
+    CHECK(u.paired.at({"rope", "test.accuracy"}).n == 2);
+    CHECK(u.paired.at({"rope", "test.accuracy"}).mean == Approx(14));
+    CHECK(render_markdown(u).find("Only competent runs are paired") == std::string::npos);
+    fs::remove_all(dir);
+    fs::remove_all(plain);
+}
+
 TEST_CASE("report/<split>.<metric>@mean is the mean over the lengths, each length alike", "[report]") {
     const fs::path dir = experiment("lenmean", {{"reverse", "rope", 1, 10, -1}, {"reverse", "rope", 2, 20, -1}},
                                     "model.position.type", "");

@@ -204,7 +204,9 @@ std::string render_markdown(const ReportTables& t) {
             "\nΔ (paired by seed): the row minus the baseline for the same seed (same data order and initial draws), "
             "mean over the seeds both have, [95% confidence interval] = mean ± t(0.975, n-1)·sd/√n, and the paired t "
             "statistic; † marks an interval that excludes 0 (the paired t-test over seeds at 5%): a difference that "
-            "seed luck would rarely produce.\n");
+            "seed luck would rarely produce.{}\n",
+            t.competence_what.empty() ? "" : " Only competent runs are paired: a seed whose run in either row did not "
+                                             "reach its competence target is left out (n counts the seeds kept).");
         if (any_boot) {
             std::size_t resamples = 0;
             for (auto& [k, b] : t.bootstrap) resamples = std::max(resamples, b.resamples);
@@ -228,7 +230,8 @@ std::string render_markdown(const ReportTables& t) {
             lines.push_back(std::move(l));
         }
         const bool any_boot = difference_table(lines);
-        md += "\nreport.contrasts: the first row minus the second, paired by seed over the seeds both have (mean [95% CI], "
+        md += "\nreport.contrasts: the first row minus the second, paired by seed over the seeds both have" +
+              std::string(t.competence_what.empty() ? "" : " with a competent run") + " (mean [95% CI], "
               "paired t, † when the interval excludes 0)" +
               std::string(!any_boot ? "" : "; the paired bootstrap over test sentences as above (‡ when p < 0.05)") +
               ".\n";

@@ -349,6 +349,9 @@ ReportTables build_report(const std::string& dir_in) {
             if (it == r.metrics.end()) continue;
             const std::string label = label_of(r, t.rows_key), seed = label_of(r, "seed");
             if (label != a && label != b) continue;
+            // A run that did not reach its competence target says nothing about what the comparison asks (a
+            // model that has not learned its task in distribution): its seed drops out of every pairing.
+            if (r.competent == 0) continue;
             // Two runs of one row and seed (e.g. the row's encoding at two learning rates) would make the
             // pairing depend on the order the runs are read in: refused, never resolved silently.
             if (auto [at, fresh] = seen.emplace(std::make_pair(label, seed), r.id); !fresh)
