@@ -549,6 +549,25 @@ TEST_CASE("config/eval.split_metrics: read, written back, and refused in one sen
               "report.metrics: 'val.accuracy' names metric 'accuracy', which eval.split_metrics.val (loss) does not compute"));
 }
 
+TEST_CASE("config/report.metrics: a language model's loss_pos<N>@<p> needs loss_by_position and N among the windows",
+          "[config]") {
+    const std::string path = fixture("minimal.yaml");
+    const std::vector<std::string> lm = {"eval.splits=[val, test]", "eval.metrics=[ppl, loss_by_position]",
+                                         "data.lm.eval_lengths=[64, 256]"};
+    auto with = [&](std::vector<std::string> o, const std::string& extra) {
+        o.push_back(extra);
+        return o;
+    };
+    CHECK_NOTHROW(load_config(path, with(lm, "report.metrics=[test.ppl@64, test.loss_pos256@252]")));
+    CHECK(has(config_error([&] { load_config(path, with(lm, "report.metrics=[test.loss_pos128@0]")); }),
+              "report.metrics: 'test.loss_pos128@0': windows of 128 tokens are not among data.lm.eval_lengths (64, 256)"));
+    CHECK(has(config_error([&] {
+              load_config(path, {"eval.splits=[val, test]", "eval.metrics=[ppl]", "data.lm.eval_lengths=[64, 256]",
+                                 "report.metrics=[test.loss_pos64@0]"});
+          }),
+              "report.metrics: 'test.loss_pos64@0' names metric 'loss_by_position', which eval.metrics (ppl) does not compute"));
+}
+
 TEST_CASE("config/sharding", "[config]") {
     const ExperimentConfig c = load_config(fixture("sweep_k.yaml"));
     const auto points = expand_sweep(c, fixture("sweep_k.yaml"));

@@ -508,10 +508,21 @@ void cross_check(const ExperimentConfig& c, YamlOptions& data, YamlOptions& mode
             report.fail("metrics", fmt::format("'{}': after '@' comes a length (an integer, e.g. test.ppl@128) or 'mean' "
                                                "(the mean over the lengths, e.g. test.token_accuracy@mean)", name));
         const auto& computed = c.eval.metrics_for(split);
-        if (std::find(computed.begin(), computed.end(), base) == computed.end())
-            report.fail("metrics", fmt::format("'{}' names metric '{}', which {} ({}) does not compute", name, base,
+        // loss_pos<N>@<p> (a language model's loss by position in windows of N tokens) comes from the
+        // eval metric loss_by_position
+        const bool by_position = base.size() > 8 && base.compare(0, 8, "loss_pos") == 0 &&
+                                 base.find_first_not_of("0123456789", 8) == std::string::npos;
+        const std::string needs = by_position ? "loss_by_position" : base;
+        if (std::find(computed.begin(), computed.end(), needs) == computed.end())
+            report.fail("metrics", fmt::format("'{}' names metric '{}', which {} ({}) does not compute", name, needs,
                                                c.eval.split_metrics.count(split) ? "eval.split_metrics." + split : "eval.metrics",
                                                join(computed)));
+        if (by_position) {
+            const auto& lengths = c.data.lm.eval_lengths;
+            if (std::find(lengths.begin(), lengths.end(), std::stol(base.substr(8))) == lengths.end())
+                report.fail("metrics", fmt::format("'{}': windows of {} tokens are not among data.lm.eval_lengths ({})",
+                                                   name, base.substr(8), fmt::join(lengths, ", ")));
+        }
     }
 }
 

@@ -365,10 +365,13 @@ std::vector<std::string> draw_plots(const fs::path& dir, const ReportTables& t, 
                 const std::string title = base + (col.empty() ? "" : " — " + col) +
                                           (mixed ? fmt::format(" (lengths below {} from the other splits)", split_from) : "");
                 const fs::path sfile = pdir / (stem + ".gp");
+                // loss_pos<N>@<p>: the x axis is the position in a window of N tokens, not a length
+                const bool by_position = what.compare(0, 8, "loss_pos") == 0;
                 std::ofstream(sfile) << fmt::format(
                     "set terminal pngcairo size 1000,720 noenhanced\nset output '{}'\nset title '{}'\nset xlabel "
-                    "'length{}'\nset ylabel '{}'\n{}{}{}set grid\nset key below font ',9' maxrows 5\nplot {}\n",
-                    (pdir / (stem + ".png")).string(), gq(title), logx ? " (log scale)" : "",
+                    "'{}{}'\nset ylabel '{}'\n{}{}{}set grid\nset key below font ',9' maxrows 5\nplot {}\n",
+                    (pdir / (stem + ".png")).string(), gq(title),
+                    by_position ? "position in the window (the context a token sees)" : "length", logx ? " (log scale)" : "",
                     gq(what) + " (mean ± sd over seeds)", logx ? "set logscale x 2\n" : "",
                     // a log axis autoscales to whole decades, which squeezed 95-200 into a tenth of the
                     // plot: fixed to the data instead, with a margin, and tics at 1-2-5 steps
