@@ -59,6 +59,21 @@ fs::path experiment(const std::string& name, const std::vector<FakeRun>& runs, c
     return dir;
 }
 
+// Replaces the report's `metrics: [test.accuracy]}` in an experiment() directory's experiment.yaml by `with`
+// (more metrics, a baseline, contrasts).
+void set_report_tail(const fs::path& dir, const std::string& with) {
+    std::string yaml;
+    {
+        std::ifstream in(dir / "experiment.yaml");
+        yaml.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    const std::string from = "metrics: [test.accuracy]}";
+    const auto at = yaml.find(from);
+    REQUIRE(at != std::string::npos);
+    yaml.replace(at, from.size(), with);
+    std::ofstream(dir / "experiment.yaml") << yaml;
+}
+
 }  // namespace
 
 TEST_CASE("report/rows may join several swept keys with '+'", "[report]") {
@@ -123,17 +138,7 @@ TEST_CASE("report/gated runs: paired comparisons keep only the seeds competent i
                                      {"reverse", "rope", 4, 40, 1}, {"reverse", "alibi", 1, 5, 1}, {"reverse", "alibi", 2, 7, 1},
                                      {"reverse", "alibi", 3, 9, 0}, {"reverse", "alibi", 4, 30, 1}},
                                     "model.position.type", "");
-    {
-        std::string yaml;
-        {
-            std::ifstream in(dir / "experiment.yaml");
-            yaml.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-        }
-        const auto at = yaml.find("metrics: [test.accuracy]}");
-        REQUIRE(at != std::string::npos);
-        yaml.replace(at, 25, "metrics: [test.accuracy], baseline: alibi, contrasts: [[rope, alibi]], bootstrap: 0}");
-        std::ofstream(dir / "experiment.yaml") << yaml;
-    }
+    set_report_tail(dir, "metrics: [test.accuracy], baseline: alibi, contrasts: [[rope, alibi]], bootstrap: 0}");
     const ReportTables t = build_report(dir.string());
     const auto& d = t.paired.at({"rope", "test.accuracy"});
     CHECK(d.n == 2);                   // all four seeds would give n = 4, mean 12.25
@@ -149,15 +154,7 @@ TEST_CASE("report/gated runs: paired comparisons keep only the seeds competent i
                                       {{"reverse", "rope", 1, 10, -1}, {"reverse", "rope", 2, 30, -1},
                                        {"reverse", "alibi", 1, 5, -1}, {"reverse", "alibi", 2, 7, -1}},
                                       "model.position.type", "");
-    {
-        std::string yaml;
-        {
-            std::ifstream in(plain / "experiment.yaml");
-            yaml.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-        }
-        yaml.replace(yaml.find("metrics: [test.accuracy]}"), 25, "metrics: [test.accuracy], baseline: alibi, bootstrap: 0}");
-        std::ofstream(plain / "experiment.yaml") << yaml;
-    }
+    set_report_tail(plain, "metrics: [test.accuracy], baseline: alibi, bootstrap: 0}");
     const ReportTables u = build_report(plain.string());
     CHECK(u.paired.at({"rope", "test.accuracy"}).n == 2);
     CHECK(u.paired.at({"rope", "test.accuracy"}).mean == Approx(14));
@@ -170,15 +167,7 @@ TEST_CASE("report/<split>.<metric>@mean is the mean over the lengths, each lengt
     const fs::path dir = experiment("lenmean", {{"reverse", "rope", 1, 10, -1}, {"reverse", "rope", 2, 20, -1}},
                                     "model.position.type", "");
     {  // per-length figures as a length-generalization task writes them; the pooled test.accuracy differs
-        std::string yaml;
-        {
-            std::ifstream in(dir / "experiment.yaml");
-            yaml.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-        }
-        const auto at = yaml.find("metrics: [test.accuracy]}");
-        REQUIRE(at != std::string::npos);
-        yaml.replace(at, 25, "metrics: [test.accuracy, test.accuracy@mean]}");
-        std::ofstream(dir / "experiment.yaml") << yaml;
+        set_report_tail(dir, "metrics: [test.accuracy, test.accuracy@mean]}");
         const fs::path run = dir / "runs" / "task=reverse_type=rope_seed=1";
         Json j = Json::parse(std::ifstream(run / "results.json"));
         j["metrics"]["test.accuracy@5"] = 10.0;
