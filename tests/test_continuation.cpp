@@ -61,6 +61,12 @@ TEST_CASE("continuation/a capped run continued to a larger cap is the run traine
     CHECK(ra["continuation_key"].IsDefined());
     CHECK(fs::is_directory(capped / "checkpoints" / "last" / "optim"));  // kept for the continuation
 
+    // --list says beforehand which point will continue it, and from which update
+    auto listed = sh(run(d, store, 48) + " --list");
+    INFO(listed.out);
+    REQUIRE(listed.code == 0);
+    CHECK(listed.out.find("[continues " + capped.filename().string() + " from update 24]") != std::string::npos);
+
     auto b = sh(run(d, store, 48));
     INFO(b.out);
     REQUIRE(b.code == 0);
@@ -108,6 +114,9 @@ TEST_CASE("continuation/only where the longer run would have done the same", "[e
     }
     SECTION("another thread count") {
         REQUIRE(sh(run(d, store, 24) + " --quiet").code == 0);
+        auto listed = sh(run(d, store, 48, "threads=2") + " --list");  // says so beforehand
+        CHECK(listed.out.find("[from update 0, not continuing ") != std::string::npos);
+        CHECK(listed.out.find("[continues ") == std::string::npos);
         auto b = sh(run(d, store, 48, "threads=2"));
         REQUIRE(b.code == 0);
         CHECK(b.out.find("continues") == std::string::npos);

@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
                     "+ 5 minutes, so a "
                     "machine held until a known time trains to the end without starting a run it would lose");
     bool list_points = false;
-    run->add_flag("--list", list_points, "list the sweep points (run ids, overrides, which have finished, which are training or were interrupted and at which step) and how many core-hours of training are left, without running anything");
+    run->add_flag("--list", list_points, "list the sweep points (run ids, overrides, which have finished, which are training or were interrupted and at which step, which will continue a capped run of the store and from which update) and how many core-hours of training are left, without running anything");
 
     // ---- report
     auto* report = app.add_subcommand("report", "Render tables (Markdown, CSV, JSON) and plots from finished runs");

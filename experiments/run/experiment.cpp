@@ -14,6 +14,7 @@
 #include "autodiff/blas.hpp"
 #include "experiments/data/corpus.hpp"
 #include "experiments/data/json.hpp"
+#include "experiments/run/continuation.hpp"
 #include "experiments/run/identity.hpp"
 #include "experiments/run/progress.hpp"
 #include "experiments/run/provenance.hpp"
@@ -94,18 +95,40 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
     // Every point's model is validated before anything is listed or run (an invalid plug-in option such
     // as k: -1 fails here, with its file and line, not when the run starts).
     for (auto& p : points) build_model(p.config, 16);
+    // Default layout: two 1-thread runs side by side train 1.19x (sinusoidal) to 1.26x (Shaw) more tokens
+    // per second than one 2-thread run on 2 cores (docs/performance.md), so by default every thread of
+    // `threads` gets a run of its own while there are points enough.
+    // Under MPI every rank takes part in every run: one run at a time (run_experiment refuses --jobs > 1).
+    const std::size_t ranks = static_cast<std::size_t>(world().size());
+    const std::size_t wanted = ranks > 1 ? 1 : opt.jobs ? opt.jobs : static_cast<std::size_t>(std::max<long>(1, top.threads));
+    const std::size_t jobs = std::max<std::size_t>(1, std::min(wanted, points.size()));
+    // `threads` is what one run would use alone; --jobs N splits it between N side-by-side runs. Each
+    // run sets its own count on its own thread (every calling thread owns its pool), so a sweep point's
+    // `threads` is honoured too and the numbers depend only on the threads a run gets.
+    auto threads_for = [&](const ExperimentConfig& c) {
+        return std::max<int>(1, static_cast<int>(c.threads / static_cast<long>(jobs)));
+    };
     if (opt.list_only) {
         std::size_t finished = 0, started = 0;
         double seconds = 0;  // training time of the finished runs
         for (auto& p : points) {
             const fs::path dir = run_dir_of(p), results = dir / "results.json";
             const bool done = fs::exists(results);
-            const std::string state = done ? "  [finished]" : unfinished_run_state(dir);
+            std::string state = done ? "  [finished]" : unfinished_run_state(dir);
             if (done) {
                 ++finished;
                 seconds += read_finished_run(results).train_seconds;
             } else if (!state.empty()) {
                 ++started;
+            }
+            // Not started: whether it will continue a capped run of the store (experiments/run/continuation.hpp),
+            // at the thread count this command would give it.
+            if (!done && state.empty() && !top.run_store.empty()) {
+                std::vector<std::string> refused;
+                if (auto c = find_continuation(p.config, dir, threads_for(p.config), static_cast<int>(ranks), &refused))
+                    state = fmt::format("  [continues {} from update {}]", c->from.filename().string(), c->step);
+                else if (!refused.empty())
+                    state = fmt::format("  [from update 0, not continuing {}]", refused.front());
             }
             fmt::print("{:<40} {}{}{}\n", p.id, fmt::join(p.overrides, " "),
                        top.run_store.empty() ? "" : fmt::format("  -> {}", dir.string()), state);
@@ -183,19 +206,6 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
     }
     install_stop_handlers();
 
-    // Default layout: two 1-thread runs side by side train 1.19x (sinusoidal) to 1.26x (Shaw) more tokens
-    // per second than one 2-thread run on 2 cores (docs/performance.md), so by default every thread of
-    // `threads` gets a run of its own while there are points enough.
-    // Under MPI every rank takes part in every run: one run at a time (run_experiment refuses --jobs > 1).
-    const std::size_t ranks = static_cast<std::size_t>(world().size());
-    const std::size_t wanted = ranks > 1 ? 1 : opt.jobs ? opt.jobs : static_cast<std::size_t>(std::max<long>(1, top.threads));
-    const std::size_t jobs = std::max<std::size_t>(1, std::min(wanted, points.size()));
-    // `threads` is what one run would use alone; --jobs N splits it between N side-by-side runs. Each
-    // run sets its own count on its own thread (every calling thread owns its pool), so a sweep point's
-    // `threads` is honoured too and the numbers depend only on the threads a run gets.
-    auto threads_for = [&](const ExperimentConfig& c) {
-        return std::max<int>(1, static_cast<int>(c.threads / static_cast<long>(jobs)));
-    };
     const int threads_each = threads_for(top);
     progress.message(fmt::format("{}: {} run(s){} with {} job(s) x {} thread(s){}; results in {}", top.name, points.size(),
                                  opt.shard ? fmt::format(" (shard {}/{} of {})", opt.shard->index, opt.shard->count,
