@@ -54,6 +54,15 @@ std::string write_config(const std::string& name, const std::string& text) {
     return p.string();
 }
 
+// Trains the experiment at `cfg` quietly (it must succeed) and reads the results.json of its run `run`
+// (results_dir/<name>/runs/<id>).
+YAML::Node run_and_read(const std::string& cfg, const fs::path& run) {
+    RunOptions opt;
+    opt.quiet = true;
+    REQUIRE(run_experiment(cfg, {}, opt) == 0);
+    return YAML::LoadFile((run / "results.json").string());
+}
+
 }  // namespace
 
 TEST_CASE("tasks/registry lists every task with its families and metrics", "[tasks]") {
@@ -127,11 +136,8 @@ TEST_CASE("tasks/eval.split_metrics: a split computes its own metrics, the other
             "model: {family: decoder_only, d_model: 16, heads: 2, d_ff: 32, decoder_layers: 1, position: {type: rope}}\n"
             "train: {epochs: 1, batch_tokens: 64, lr: 0.5, warmup: 4}\n"
             "eval: {metrics: [accuracy, token_accuracy, loss], split_metrics: {val: [accuracy]}}\n");
-    RunOptions opt;
-    opt.quiet = true;
-    REQUIRE(run_experiment(cfg, {}, opt) == 0);
     const fs::path run = results / "sm" / "runs" / "seed=3";
-    const YAML::Node m = YAML::LoadFile((run / "results.json").string())["metrics"];
+    const YAML::Node m = run_and_read(cfg, run)["metrics"];
     std::set<std::string> val, test;  // metric names, without their @<length>
     for (const auto& kv : m) {
         const std::string k = kv.first.as<std::string>();
@@ -203,10 +209,7 @@ TEST_CASE("tasks/a task registered by a test trains and evaluates through the ru
                           " attention_dropout: 0, position: {type: rope}}\n"
                           "train: {epochs: 1, batch_tokens: 200, lr: 1.0, warmup: 10}\n"
                           "eval: {splits: [val, test], metrics: [accuracy]}\n");
-    RunOptions opt;
-    opt.quiet = true;
-    REQUIRE(run_experiment(cfg, {}, opt) == 0);
-    const YAML::Node r = YAML::LoadFile((results / "count" / "runs" / "seed=1" / "results.json").string());
+    const YAML::Node r = run_and_read(cfg, results / "count" / "runs" / "seed=1");
     const double acc = r["metrics"]["test.accuracy"].as<double>();
     CHECK(acc >= 0.0);
     CHECK(acc <= 100.0);
