@@ -218,18 +218,25 @@ Var<T> Transformer<T>::project(const Var<T>& h) const {
 template <class T>
 Var<T> Transformer<T>::decode_hidden(const std::vector<std::int32_t>& tgt_in, std::size_t B, std::size_t Lt,
                                      const Var<T>& memory, const AttentionMask<T>& src_mask,
-                                     std::vector<Var<T>>* self_weights) const {
+                                     std::vector<Var<T>>* self_weights, std::size_t tail) const {
     if (cfg_.family == Family::EncoderOnly)
         throw std::logic_error("Transformer::decode: an encoder-only model has no decoder (use forward_bidirectional)");
+    const bool cut = tail != 0 && tail < Lt && !dec_layers.empty();
+    if (cut && (memory.defined() || self_weights))
+        throw std::logic_error("Transformer::decode_hidden: only a decoder-only stack without weights computes a tail");
     draw_positions(dec_pos, Lt);
     Var<T> y = embed_target(tgt_in, B, Lt, 0);
-    for (auto& layer : dec_layers) {
+    for (std::size_t i = 0; i < dec_layers.size(); ++i) {
+        if (cut && i + 1 == dec_layers.size()) {
+            y = dec_layers[i]->forward_last(y, tail);  // (B, tail, D)
+            break;
+        }
         Var<T> w;
-        y = layer->forward(y, memory, &src_mask, nullptr, 0, self_weights ? &w : nullptr);
+        y = dec_layers[i]->forward(y, memory, &src_mask, nullptr, 0, self_weights ? &w : nullptr);
         if (self_weights) self_weights->push_back(w);
     }
     if (dec_norm) y = dec_norm->forward(y);
-    return y;  // (B, Lt, D)
+    return y;  // (B, Lt, D), or (B, tail, D)
 }
 
 template <class T>
@@ -252,12 +259,7 @@ Var<T> Transformer<T>::forward_causal_rows(const std::vector<std::int32_t>& ids,
     std::size_t tail = 0;
     for (std::int32_t r : rows) tail = std::max(tail, L - static_cast<std::size_t>(r) % L);
     if (dec_layers.empty() || tail == 0) tail = L;
-    draw_positions(dec_pos, L);
-    Var<T> h = embed_target(ids, B, L, 0);
-    const AttentionMask<T> none;
-    for (std::size_t i = 0; i + 1 < dec_layers.size(); ++i) h = dec_layers[i]->forward(h, Var<T>(), &none);
-    if (!dec_layers.empty()) h = dec_layers.back()->forward_last(h, tail);  // (B, tail, D)
-    if (dec_norm) h = dec_norm->forward(h);
+    const Var<T> h = decode_hidden(ids, B, L, Var<T>(), AttentionMask<T>(), nullptr, tail);  // (B, tail, D)
     // embedding() is a row gather: the hidden states of the wanted positions, (R, D), then projected alone.
     std::vector<std::int32_t> at(rows.size());
     for (std::size_t i = 0; i < rows.size(); ++i) {

@@ -183,9 +183,11 @@ public:
 
 private:
     Var<T> embed_target(const std::vector<std::int32_t>& ids, std::size_t B, std::size_t L, std::size_t offset) const;
-    // The decoder stack up to its final norm: (B, Lt, D), before the output projection.
+    // The decoder stack up to its final norm: (B, Lt, D), before the output projection. With tail < Lt
+    // (decoder-only, no memory) the top layer computes only the last `tail` positions of every row
+    // (DecoderLayer::forward_last) and the result is (B, tail, D); 0 = every position.
     Var<T> decode_hidden(const std::vector<std::int32_t>& tgt_in, std::size_t B, std::size_t Lt, const Var<T>& memory,
-                         const AttentionMask<T>& src_mask, std::vector<Var<T>>* self_weights) const;
+                         const AttentionMask<T>& src_mask, std::vector<Var<T>>* self_weights, std::size_t tail = 0) const;
     Var<T> project(const Var<T>& h) const;
     TransformerConfig cfg_;
     Rng init_rng_;

@@ -15,6 +15,7 @@
 #include <mutex>
 
 #include "experiments/config/schema.hpp"
+#include "experiments/tasks/metric_names.hpp"
 #include "experiments/util/text.hpp"
 #include "nn/printable.hpp"
 
@@ -510,8 +511,8 @@ void cross_check(const ExperimentConfig& c, YamlOptions& data, YamlOptions& mode
         const auto& computed = c.eval.metrics_for(split);
         // loss_pos<N>@<p> (a language model's loss by position in windows of N tokens) comes from the
         // eval metric loss_by_position
-        const bool by_position = base.size() > 8 && base.compare(0, 8, "loss_pos") == 0 &&
-                                 base.find_first_not_of("0123456789", 8) == std::string::npos;
+        const std::size_t window = metric_names::loss_by_position_window(base);
+        const bool by_position = window != 0;
         const std::string needs = by_position ? "loss_by_position" : base;
         if (std::find(computed.begin(), computed.end(), needs) == computed.end())
             report.fail("metrics", fmt::format("'{}' names metric '{}', which {} ({}) does not compute", name, needs,
@@ -519,9 +520,9 @@ void cross_check(const ExperimentConfig& c, YamlOptions& data, YamlOptions& mode
                                                join(computed)));
         if (by_position) {
             const auto& lengths = c.data.lm.eval_lengths;
-            if (std::find(lengths.begin(), lengths.end(), std::stol(base.substr(8))) == lengths.end())
+            if (std::find(lengths.begin(), lengths.end(), static_cast<long>(window)) == lengths.end())
                 report.fail("metrics", fmt::format("'{}': windows of {} tokens are not among data.lm.eval_lengths ({})",
-                                                   name, base.substr(8), fmt::join(lengths, ", ")));
+                                                   name, window, fmt::join(lengths, ", ")));
         }
     }
 }

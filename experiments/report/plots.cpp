@@ -19,6 +19,7 @@
 #include "experiments/data/json.hpp"
 #include "experiments/report/report.hpp"
 #include "experiments/report/runs.hpp"
+#include "experiments/tasks/metric_names.hpp"
 #include "experiments/train/checkpoint.hpp"
 
 namespace relpos {
@@ -366,7 +367,7 @@ std::vector<std::string> draw_plots(const fs::path& dir, const ReportTables& t, 
                                           (mixed ? fmt::format(" (lengths below {} from the other splits)", split_from) : "");
                 const fs::path sfile = pdir / (stem + ".gp");
                 // loss_pos<N>@<p>: the x axis is the position in a window of N tokens, not a length
-                const bool by_position = what.compare(0, 8, "loss_pos") == 0;
+                const bool by_position = metric_names::is_loss_by_position(what);
                 std::ofstream(sfile) << fmt::format(
                     "set terminal pngcairo size 1000,720 noenhanced\nset output '{}'\nset title '{}'\nset xlabel "
                     "'{}{}'\nset ylabel '{}'\n{}{}{}set grid\nset key below font ',9' maxrows 5\nplot {}\n",

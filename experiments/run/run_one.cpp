@@ -9,6 +9,7 @@
 
 #include "experiments/data/json.hpp"
 #include "experiments/run/continuation.hpp"
+#include "experiments/tasks/metric_names.hpp"
 #include "experiments/run/identity.hpp"
 #include "experiments/run/provenance.hpp"
 #include "experiments/run/store.hpp"
@@ -183,7 +184,7 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
         std::size_t curve = 0;  // loss-by-position figures: hundreds, in results.json rather than the log line
         for (auto& [k, v] : m) {
             metrics[split + "." + k] = json_number(v, 4);
-            if (k.rfind("loss_pos", 0) == 0) ++curve;
+            if (metric_names::is_loss_by_position(k)) ++curve;
             else line += fmt::format(" {} {:.2f}", k, v);
         }
         if (curve) line += fmt::format(" (and {} loss_pos figures, in results.json)", curve);

@@ -21,6 +21,7 @@
 
 #include "experiments/data/corpus.hpp"
 #include "experiments/tasks/brown.hpp"
+#include "experiments/tasks/metric_names.hpp"
 #include "experiments/tasks/task.hpp"
 #include "experiments/train/trainer.hpp"
 
@@ -172,7 +173,7 @@ public:
                     double sum = 0;
                     std::size_t n = 0;
                     for (std::size_t q = p0; q < std::min(N, p0 + w); ++q) sum += at[q].first, n += at[q].second;
-                    if (n) out[fmt::format("loss_pos{}@{}", N, p0)] = sum / double(n);
+                    if (n) out[metric_names::loss_by_position(N, p0)] = sum / double(n);
                 }
             }
             if (r.log) r.log(fmt::format("{}: evaluated windows of {} tokens", r.split, N));
