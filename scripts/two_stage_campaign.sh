@@ -3,9 +3,12 @@
 # so that a task's study is complete before the next task's sweep starts:
 #   1. SWEEP_CONFIG restricted to the task: every encoding at each learning rate of the sweep, seed 1;
 #   2. scripts/choose_lr.py picks each cell's rate on in-distribution validation (written to
-#      <sweep results>/lr_choice.json) and STUDY_CONFIG trains the other seeds at that rate, cell by cell, as
-#      soon as the cell's sweep is complete. A cell with no competent rate (seed 1 did not reach the target
-#      at any rate) is not trained further under STUDY_CONFIG: its models say nothing about extrapolation.
+#      <sweep results>/lr_choice.json) and the other seeds train at that rate, cell by cell, as soon as the
+#      cell's sweep is complete: under LONG_CONFIG when given (its larger cap: a seed that reaches the target
+#      within the sweep's cap stops there all the same, and is the same run under either cap, so STUDY_CONFIG's
+#      points find it: experiments/run/continuation.hpp, find_equivalent; a seed that does not gets the longer
+#      budget, as seed 1 would have), else under STUDY_CONFIG. A cell with no competent rate (seed 1 did not
+#      reach the target at any rate) gets no more seeds here: its models say nothing about extrapolation.
 #   3. (with LONG_CONFIG, the same study under a larger train.max_steps) each cell with no competent rate
 #      trains seed 1 at its chosen rate to the larger cap (continuing the capped sweep run where it kept its
 #      optimiser state: experiments/run/continuation.hpp), JOBS cells side by side, and then seeds 2-5 of
@@ -70,7 +73,7 @@ for task in $tasks; do
     { grep -F "sweep.grid.data.task=[$task]" || true; } | while read -r line; do
     eval "set -- $line"
     echo "campaign: $task, stage 2, $*"
-    "$bin" run "$study_cfg" "$@" "results_dir=$scratch/study" "${one[@]}" --jobs "$jobs" "${fb[@]}" </dev/null
+    "$bin" run "${long_cfg:-$study_cfg}" "$@" "results_dir=$scratch/study" "${one[@]}" --jobs "$jobs" "${fb[@]}" </dev/null
   done
   [ -n "$long_cfg" ] || continue
   long_dir=$(results_of "$long_cfg")

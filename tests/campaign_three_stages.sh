@@ -4,7 +4,9 @@
 # trains nothing and stage 3 continues each cell's chosen seed-1 run to 40 updates, two cells side by side.
 # Fails when a stage-3 run trained from step 0 instead of continuing its capped sweep run (a thread count or
 # a config that differs), when a cell is skipped or trained twice, when JOBS=2 trains the cells one after the
-# other, or when a second start trains anything.
+# other, or when a second start trains anything. Then the same study with a target every run reaches at its
+# first validation: stage 2 trains seeds 2-5 of every cell under the longer cap, and both the study (the
+# sweep's cap) and the long config find those runs finished (the same runs under either cap), none trained twice.
 #   tests/campaign_three_stages.sh build/relpos
 set -euo pipefail
 bin=$(realpath "${1:?usage: tests/campaign_three_stages.sh RELPOS_BINARY}")
@@ -91,4 +93,39 @@ PY
 RELPOS=$bin JOBS=2 TASKS=reverse scripts/two_stage_campaign.sh "$tmp/sweep.yaml" "$tmp/study.yaml" "$tmp/long.yaml" \
   > "$tmp/log2" 2>&1 || { cat "$tmp/log2"; fail "the second start exited with an error"; }
 if grep -q 'model: .* parameters' "$tmp/log2"; then cat "$tmp/log2"; fail "the second start trained a run again"; fi
+
+# Every cell competent at once (target 0: reached at the first validation, update 10, before either cap).
+rm -rf "$tmp/runs" "$tmp/results"
+for f in sweep study long; do sed -i 's/target: 100}/target: 0}/' "$tmp/$f.yaml"; done
+RELPOS=$bin JOBS=2 TASKS=reverse scripts/two_stage_campaign.sh "$tmp/sweep.yaml" "$tmp/study.yaml" "$tmp/long.yaml" \
+  > "$tmp/log3" 2>&1 || { cat "$tmp/log3"; fail "the campaign with competent cells exited with an error"; }
+python3 - "$tmp" <<'PY' || { cat "$tmp/log3"; exit 1; }
+import json, os, sys
+tmp = sys.argv[1]
+store = os.path.join(tmp, "runs")
+trained = [d for d in os.listdir(store) if os.path.isfile(os.path.join(store, d, "results.json"))]
+def check(cond, why):
+    if not cond:
+        print("FAIL:", why, file=sys.stderr)
+        sys.exit(1)
+# 6 sweep runs + seeds 2-5 of the three chosen cells, each trained once
+check(len(trained) == 6 + 3 * 4, f"the store holds {len(trained)} finished runs, not 18")
+# stage 2 trained the new seeds under the longer cap (a seed that needed more than the sweep's cap gets it)
+import yaml
+caps = sorted(yaml.safe_load(open(os.path.join(store, d, "config.yaml")))["train"]["max_steps"] for d in trained)
+check(caps == [20] * 6 + [40] * 12, f"caps of the store's runs {caps}: stage 2 did not train under the long config")
+for exp, cap in (("t_study", 20), ("t_long", 40)):
+    d = os.path.join(tmp, "results", exp, "runs")
+    seen = {}
+    for name in os.listdir(d):
+        p = os.path.join(d, name, "results.json")
+        if os.path.isfile(p):
+            r = json.load(open(p, encoding="utf-8"))
+            seen[name] = os.path.realpath(os.path.join(d, name))
+            check(r["stop_reason"] == "target" and r["steps"] == 10, f"{exp}/{name}: {r['stop_reason']} at {r['steps']}")
+    # the chosen cells' five seeds, each a run of the store (the long config's seed 1: the sweep's run)
+    check(len([n for n in seen if "seed=1" not in n]) == 12, f"{exp}: {len(seen)} finished points {sorted(seen)}")
+    check(all(os.path.dirname(p) == os.path.realpath(store) for p in seen.values()), f"{exp}: a link outside the store")
+print("campaign: every cell competent at update 10; seeds 2-5 trained once, found by both caps")
+PY
 echo "ok"

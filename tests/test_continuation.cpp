@@ -132,3 +132,53 @@ TEST_CASE("continuation/only where the longer run would have done the same", "[e
     }
     fs::remove_all(d);
 }
+
+TEST_CASE("continuation/a run that stopped before either cap is the run of both caps", "[e2e][continuation]") {
+    // train.stop.target=0: every run reaches its target at its first validation, update 4. The run of cap 24 is
+    // then, update for update, the run of cap 48 (nothing in training reads the cap but the stop): the cap-48
+    // point is that run, listed finished, linked to it and not trained; a cap at or below update 4 is not.
+    const fs::path d = scratch("equivalent");
+    const std::string store = (d / "store").string();
+    REQUIRE(sh(run(d, store, 24, "train.stop.target=0") + " --quiet").code == 0);
+    const fs::path first = the_run(d, 24);
+    REQUIRE(YAML::LoadFile((first / "results.json").string())["stop_reason"].as<std::string>() == "target");
+    REQUIRE(YAML::LoadFile((first / "results.json").string())["steps"].as<int>() == 4);
+    const auto runs_in_store = [&] {
+        std::size_t n = 0;
+        for (const auto& e : fs::directory_iterator(store)) n += fs::exists(e.path() / "results.json");
+        return n;
+    };
+
+    auto listed = sh(run(d, store, 48, "train.stop.target=0") + " --list");
+    INFO(listed.out);
+    REQUIRE(listed.code == 0);
+    CHECK(listed.out.find("[finished: the same run under another cap, stopped at its target at update 4]") !=
+          std::string::npos);
+    CHECK(listed.out.find("-> " + (fs::path(store) / first.filename()).string()) != std::string::npos);
+
+    auto b = sh(run(d, store, 48, "train.stop.target=0"));
+    INFO(b.out);
+    REQUIRE(b.code == 0);
+    CHECK(b.out.find("finished earlier as " + first.filename().string() + " under another cap") != std::string::npos);
+    CHECK(b.out.find("parameters") == std::string::npos);  // no model was built to train
+    CHECK(the_run(d, 48) == first);
+    CHECK(runs_in_store() == 1);
+    // a report of the larger cap reads it
+    CHECK(sh("cd '" + std::string(RELPOS_SOURCE_DIR) + "' && " + relpos::test::kRelposBin + " report " +
+             (d / "s48").string()).code == 0);
+
+    // the other way round too: a smaller cap above the stop
+    REQUIRE(sh(run(d, store, 8, "train.stop.target=0") + " --quiet").code == 0);
+    CHECK(the_run(d, 8) == first);
+    CHECK(runs_in_store() == 1);
+
+    // a cap at the stop's update is a run of its own (its last validation is its cap's)
+    REQUIRE(sh(run(d, store, 4, "train.stop.target=0") + " --quiet").code == 0);
+    CHECK(the_run(d, 4) != first);
+    CHECK(runs_in_store() == 2);
+
+    // another config is never equivalent: a different seed trains
+    REQUIRE(sh(run(d, store, 48, "train.stop.target=0 seed=4") + " --quiet").code == 0);
+    CHECK(runs_in_store() == 3);
+    fs::remove_all(d);
+}

@@ -200,9 +200,11 @@ TEST_CASE("naming/every committed finished run is still its experiment's run", "
 
 TEST_CASE("naming/the comparison tables set every cell at the rate its sweep chose", "[config][committed_runs]") {
     // A comparison table lists its cells by hand (sweep.cells); the learning rate of each is the one
-    // scripts/choose_lr.py chose on in-distribution validation (the sweep's lr_choice.json), and a cell whose
-    // choice was not competent within 10,000 updates sits at the longer cap. A cell edited by hand, a choice
-    // that changed, or a chosen cell missing from its table fails here.
+    // scripts/choose_lr.py chose on in-distribution validation (the sweep's lr_choice.json). The Ruoss table
+    // sets a cell whose choice was not competent within 10,000 updates at the longer cap (40,000), the others
+    // at 10,000; the Kazemnejad table sets every cell at their budget, 40,000 (runs that reach the target
+    // sooner stop there: experiments/run/continuation.hpp, find_equivalent). A cell edited by hand, a choice
+    // that changed, or a chosen cell missing from the Kazemnejad table fails here.
     const fs::path root(kSrc);
     const std::pair<const char*, const char*> tables[] = {
         {"configs/ruoss/table.yaml", "results/ruoss_lr_sweep/lr_choice.json"},
@@ -226,7 +228,8 @@ TEST_CASE("naming/the comparison tables set every cell at the rate its sweep cho
                 if (c["task"] == p.labels.at("data.task") && c["position"] == p.labels.at("model.position")) chosen = &c;
             REQUIRE(chosen != nullptr);
             CHECK(p.labels.at("train.lr") == (*chosen)["lr"].get<std::string>());
-            CHECK(p.config.train.max_steps == ((*chosen)["reached"].get<bool>() ? 10000 : 40000));
+            const bool every_cell_long = std::string(config).find("kazemnejad") != std::string::npos;
+            CHECK(p.config.train.max_steps == (every_cell_long || !(*chosen)["reached"].get<bool>() ? 40000 : 10000));
             cells.insert(p.labels.at("data.task") + " " + p.labels.at("model.position"));
         }
         // the Ruoss table holds only the cells whose seeds are trained; the Kazemnejad table every chosen cell

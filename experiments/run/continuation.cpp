@@ -2,6 +2,8 @@
 
 #include <fstream>
 
+#include <yaml-cpp/yaml.h>
+
 #include <fmt/format.h>
 
 #include "experiments/data/json.hpp"
@@ -65,6 +67,42 @@ std::optional<Continuation> find_continuation(const ExperimentConfig& cfg, const
         if (!best || steps > best->step) best = Continuation{dir, steps};
     }
     return best;
+}
+
+bool is_equivalent(const fs::path& dir, const ExperimentConfig& cfg) {
+    std::error_code ec;
+    if (!fs::exists(dir / "results.json", ec) || !fs::exists(dir / "config.yaml", ec)) return false;
+    const FinishedRun r = read_finished_run(dir / "results.json");
+    if ((r.stop_reason != "target" && r.stop_reason != "plateau") || r.steps < 1 || r.config_hash.empty()) return false;
+    const auto steps = static_cast<std::int64_t>(r.steps);
+    // stopped at one of its periodic validations, which the other cap's run makes too, and before this cap
+    const auto every = static_cast<std::int64_t>(cfg.train.eval_every);
+    if (every <= 0 || steps % every != 0) return false;
+    if (cfg.train.max_steps > 0 && steps >= static_cast<std::int64_t>(cfg.train.max_steps)) return false;
+    long other = 0;
+    try {
+        const YAML::Node saved = YAML::LoadFile((dir / "config.yaml").string());
+        if (!saved["train"] || !saved["train"]["max_steps"]) return false;
+        other = saved["train"]["max_steps"].as<long>();
+    } catch (const std::exception&) {
+        return false;
+    }
+    if (other == cfg.train.max_steps) return false;  // the same config: not an equivalent but the run itself
+    if (other > 0 && steps > other) return false;
+    ExperimentConfig at_other = cfg;
+    at_other.train.max_steps = other;
+    return same_run(r.config_hash, at_other);
+}
+
+std::optional<fs::path> find_equivalent(const ExperimentConfig& cfg, const fs::path& run_dir) {
+    if (cfg.train.eval_every <= 0) return std::nullopt;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(run_dir.parent_path(), ec)) {
+        const fs::path dir = e.path();
+        if (dir.filename() == run_dir.filename()) continue;
+        if (is_equivalent(dir, cfg)) return dir;
+    }
+    return std::nullopt;
 }
 
 namespace {

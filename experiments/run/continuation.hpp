@@ -36,6 +36,16 @@ struct Continuation {
 std::optional<Continuation> find_continuation(const ExperimentConfig& cfg, const std::filesystem::path& run_dir,
                                               int threads, int ranks, std::vector<std::string>* refused = nullptr);
 
+// The other half: a finished run of the same config under another cap that stopped before reaching either cap,
+// by a rule that does not read the cap (its competence target or its plateau, at one of its periodic
+// validations), *is* the run this config would train, update for update. So a study that raises its cap finds
+// such runs finished: they are linked, listed as finished and not trained again (only in a run store, where
+// runs of several experiments and caps meet). Its directory, or none. Older runs qualify too: the other cap
+// is read from the run's config.yaml and the match is on its recorded config hash.
+std::optional<std::filesystem::path> find_equivalent(const ExperimentConfig& cfg, const std::filesystem::path& run_dir);
+// Whether the finished run in `dir` is that run for `cfg` (its results.json and config.yaml read).
+bool is_equivalent(const std::filesystem::path& dir, const ExperimentConfig& cfg);
+
 // Fills the fresh run_dir from c.from: its metrics.jsonl and log, and its last and best checkpoints (made this
 // config's, config_hash), so that training resumes at c.step. A crash part-way leaves no checkpoint: the next
 // start begins again.

@@ -4,6 +4,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -88,8 +89,20 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
     const fs::path exp_dir = fs::path(top.results_dir) / top.name;
     // With a run store a run is named by its config hash and shared by every experiment that asks for
     // it; runs/<id> under the experiment is a symbolic link to it.
+    // A point the store holds under another cap (experiments/run/continuation.hpp, find_equivalent: a run that
+    // stopped at its target or plateau before either cap) is that run; found once, before anything is written.
+    std::map<std::string, fs::path> equivalent;  // by point id
+    if (!top.run_store.empty())
+        for (const auto& p : points) {
+            const fs::path own = fs::path(top.run_store) / run_identity(p.config);
+            std::error_code ec;
+            if (fs::exists(own / "results.json", ec) || fs::exists(own / "metrics.jsonl", ec)) continue;
+            if (auto eq = find_equivalent(p.config, own)) equivalent[p.id] = *eq;
+        }
     auto run_dir_of = [&](const SweepPoint& p) {
-        return top.run_store.empty() ? exp_dir / "runs" / p.id : fs::path(top.run_store) / run_identity(p.config);
+        if (top.run_store.empty()) return exp_dir / "runs" / p.id;
+        if (auto it = equivalent.find(p.id); it != equivalent.end()) return it->second;
+        return fs::path(top.run_store) / run_identity(p.config);
     };
     Progress progress(opt.quiet);
     // Every point's model is validated before anything is listed or run (an invalid plug-in option such
@@ -115,6 +128,11 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
             const fs::path dir = run_dir_of(p), results = dir / "results.json";
             const bool done = fs::exists(results);
             std::string state = done ? "  [finished]" : unfinished_run_state(dir);
+            if (done && equivalent.count(p.id)) {
+                const FinishedRun r = read_finished_run(results);
+                state = fmt::format("  [finished: the same run under another cap, stopped at its {} at update {:.0f}]",
+                                    r.stop_reason, r.steps);
+            }
             if (done) {
                 ++finished;
                 seconds += read_finished_run(results).train_seconds;

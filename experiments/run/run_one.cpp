@@ -87,12 +87,15 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
     const std::string tag = fmt::format("run {}/{} {}: ", pc.ordinal, pc.total, pc.point->id);
     if (fs::exists(results)) {
         // A finished run is never redone or touched; a different config under the same id is an error.
-        if (!same_run(read_finished_run(results).config_hash, cfg))
+        const bool own = same_run(read_finished_run(results).config_hash, cfg);
+        if (!own && !is_equivalent(pc.run_dir, cfg))
             throw ConfigError(fmt::format(
                 "{}: run {} already finished with a different configuration; use another experiment name or move "
                 "{} away (finished runs are never overwritten)",
                 cfg.source, pc.point->id, pc.run_dir.string()));
-        progress.message(tag + "finished earlier, skipped");
+        progress.message(tag + (own ? std::string("finished earlier, skipped")
+                                    : fmt::format("finished earlier as {} under another cap (it stopped before either "
+                                                  "cap), skipped", pc.run_dir.filename().string())));
         return 0;
     }
     fs::create_directories(pc.run_dir);

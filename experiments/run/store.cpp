@@ -13,6 +13,7 @@
 
 #include "experiments/data/corpus.hpp"
 #include "experiments/data/json.hpp"
+#include "experiments/run/continuation.hpp"
 #include "experiments/run/identity.hpp"
 #include "experiments/train/checkpoint.hpp"
 #include "experiments/util/system.hpp"
@@ -61,7 +62,7 @@ void check_existing_run(const SweepPoint& p, const fs::path& run_dir, const nn::
             throw ConfigError(fmt::format("{}: run {} has a results.json without a config_hash, so it cannot be matched "
                                           "to this config; move {} away (finished runs are never overwritten)",
                                           cfg.source, p.id, run_dir.string()));
-        if (!same_run(recorded, cfg))
+        if (!same_run(recorded, cfg) && !is_equivalent(run_dir, cfg))
             throw ConfigError(fmt::format(
                 "{}: run {} already finished with a different configuration; use another experiment name or move "
                 "{} away (finished runs are never overwritten)",
@@ -147,6 +148,15 @@ void link_shared_runs(const std::vector<SweepPoint>& points, const fs::path& exp
         std::error_code ec;
         if (fs::is_symlink(link, ec)) {
             if (fs::read_symlink(link, ec) == rel) continue;
+            // An earlier call linked this point to its own run directory, which it never started (no
+            // metrics.jsonl); the store now holds the same run under another cap (run_dir_of gives that): relink.
+            const fs::path old_target = link.parent_path() / fs::read_symlink(link, ec);
+            if (!fs::exists(old_target / "metrics.jsonl", ec) && !fs::exists(old_target / "results.json", ec) &&
+                is_equivalent(target, p.config)) {
+                fs::remove(link, ec);
+                fs::create_directory_symlink(rel, link);
+                continue;
+            }
             throw ConfigError(fmt::format("{}: run_store: {} is a link to {}, not to this point's shared run {}; move it "
                                           "away (runs are never overwritten)",
                                           config_path, link.string(), fs::read_symlink(link, ec).string(), rel.string()));
