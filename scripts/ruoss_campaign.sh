@@ -9,9 +9,5 @@
 #   scripts/ruoss_campaign.sh                                        # until done (many hours)
 #   TASKS=reverse FINISH_BY=@$(date -d '16:20' +%s) scripts/ruoss_campaign.sh   # start only runs that can finish by then
 #   POSITIONS='[{type: txl}, {type: sinusoidal}]' TASKS=reverse scripts/ruoss_campaign.sh  # stage 1 for these only
-set -euo pipefail
-cd "$(dirname "$0")/.."
-scripts/two_stage_campaign.sh configs/ruoss/lr_sweep.yaml configs/ruoss/study.yaml configs/ruoss/long.yaml
-bin=${RELPOS:-build/relpos}
-"$bin" run configs/ruoss/table.yaml --start-before @1 >/dev/null
-"$bin" report results/ruoss_table
+exec "$(dirname "$0")/two_stage_campaign.sh" configs/ruoss/lr_sweep.yaml configs/ruoss/study.yaml configs/ruoss/long.yaml \
+  configs/ruoss/table.yaml

@@ -43,8 +43,9 @@ EOF
 config t_sweep 20 '[1]' > "$tmp/sweep.yaml"
 config t_study 20 '[1, 2, 3, 4, 5]' > "$tmp/study.yaml"
 config t_long 40 '[1, 2, 3, 4, 5]' > "$tmp/long.yaml"
+config t_table 40 '[1, 2, 3, 4, 5]' > "$tmp/table.yaml"  # the comparison table: links and reports, trains nothing
 
-RELPOS=$bin JOBS=2 TASKS=reverse scripts/two_stage_campaign.sh "$tmp/sweep.yaml" "$tmp/study.yaml" "$tmp/long.yaml" \
+RELPOS=$bin JOBS=2 TASKS=reverse scripts/two_stage_campaign.sh "$tmp/sweep.yaml" "$tmp/study.yaml" "$tmp/long.yaml" "$tmp/table.yaml" \
   > "$tmp/log" 2>&1 || { cat "$tmp/log"; fail "the campaign exited with an error"; }
 
 python3 - "$tmp" <<'PY' || { cat "$tmp/log"; exit 1; }
@@ -69,6 +70,11 @@ check(not any(r["competence"]["reached"] for r in sweep.values()), "a sweep run 
 extra = [n for n, r in study.items() if r["labels"]["seed"] != "1"]
 check(not extra, f"stage 2 trained {extra} with no competent cell")
 check(len(long) == 3, f"stage 3 finished {len(long)} runs, not one per cell (3)")
+table = results("t_table")
+check(sorted(os.path.realpath(os.path.join(tmp, "results", "t_table", "runs", n)) for n in table) ==
+      sorted(os.path.realpath(os.path.join(tmp, "results", "t_long", "runs", n)) for n in long),
+      "the table did not link exactly the long config's finished runs")
+check(os.path.isfile(os.path.join(tmp, "results", "t_table", "report.md")), "the table was not reported")
 cells = {(r["labels"]["model.position"]) for r in long.values()}
 check(len(cells) == 3, f"stage 3 trained cells {sorted(cells)}")
 for name, r in long.items():
