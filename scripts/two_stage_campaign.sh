@@ -13,11 +13,11 @@
 #      trains seed 1 at its chosen rate to the larger cap (continuing the capped sweep run where it kept its
 #      optimiser state: experiments/run/continuation.hpp), JOBS cells side by side, and then seeds 2-5 of
 #      each cell that this made competent.
-#   4. (with TABLE_CONFIG, the comparison table: sweep.cells at the chosen rates and caps) its finished runs are
-#      linked (it trains nothing) and it is reported.
+#   4. (with TABLE_CONFIGs, the comparison tables: sweep.cells at the chosen rates and caps) their finished runs
+#      are linked (they train nothing) and they are reported.
 # All configs share a run store, so finished runs are skipped. Two 1-thread runs side by side. Commit
 # finished runs as they come: scripts/commit_finished_runs.sh <run store> (a loop).
-#   scripts/two_stage_campaign.sh SWEEP_CONFIG STUDY_CONFIG [LONG_CONFIG [TABLE_CONFIG]]
+#   scripts/two_stage_campaign.sh SWEEP_CONFIG STUDY_CONFIG [LONG_CONFIG [TABLE_CONFIG ...]]
 #   TASKS="reverse" FINISH_BY=@$(date -d '16:20' +%s) scripts/two_stage_campaign.sh ...  # only runs that can finish by then
 # RELPOS: the binary (default build/relpos; a copy keeps a campaign safe from rebuilds).
 # JOBS: runs side by side (default 2, one per core); JOBS=1 (beside another campaign's run) also sets threads=1,
@@ -26,8 +26,9 @@
 # stages 2 and 3 go through every chosen cell as always (cells already trained are skipped in seconds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -ge 2 ] && [ $# -le 4 ] || { echo "usage: scripts/two_stage_campaign.sh SWEEP_CONFIG STUDY_CONFIG [LONG_CONFIG [TABLE_CONFIG]]" >&2; exit 2; }
-sweep_cfg=$1 study_cfg=$2 long_cfg=${3:-} table_cfg=${4:-}
+[ $# -ge 2 ] || { echo "usage: scripts/two_stage_campaign.sh SWEEP_CONFIG STUDY_CONFIG [LONG_CONFIG [TABLE_CONFIG ...]]" >&2; exit 2; }
+sweep_cfg=$1 study_cfg=$2 long_cfg=${3:-}
+table_cfgs=("${@:4}")
 bin=${RELPOS:-build/relpos}
 jobs=${JOBS:-2}
 one=()
@@ -111,7 +112,7 @@ if [ -n "$long_cfg" ]; then
   "$bin" run "$long_cfg" --start-before @1 >/dev/null
   "$bin" report "$(results_of "$long_cfg")"
 fi
-if [ -n "$table_cfg" ]; then
+for table_cfg in "${table_cfgs[@]}"; do
   "$bin" run "$table_cfg" --start-before @1 >/dev/null
   "$bin" report "$(results_of "$table_cfg")"
-fi
+done

@@ -209,6 +209,7 @@ TEST_CASE("naming/the comparison tables set every cell at the rate its sweep cho
     const std::pair<const char*, const char*> tables[] = {
         {"configs/ruoss/table.yaml", "results/ruoss_lr_sweep/lr_choice.json"},
         {"configs/kazemnejad/table_copy_reverse.yaml", "results/kazemnejad_lr_sweep_copy_reverse/lr_choice.json"},
+        {"configs/kazemnejad/table_copy_reverse_pairs.yaml", "results/kazemnejad_lr_sweep_copy_reverse/lr_choice.json"},
     };
     for (const auto& [config, lr_choice] : tables) {
         INFO(config);
