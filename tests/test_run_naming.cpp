@@ -208,6 +208,7 @@ TEST_CASE("naming/the comparison tables set every cell at the rate its sweep cho
     const fs::path root(kSrc);
     const std::pair<const char*, const char*> tables[] = {
         {"configs/ruoss/table.yaml", "results/ruoss_lr_sweep/lr_choice.json"},
+        {"configs/ruoss/table_pairs.yaml", "results/ruoss_lr_sweep/lr_choice.json"},
         {"configs/kazemnejad/table_copy_reverse.yaml", "results/kazemnejad_lr_sweep_copy_reverse/lr_choice.json"},
         {"configs/kazemnejad/table_copy_reverse_pairs.yaml", "results/kazemnejad_lr_sweep_copy_reverse/lr_choice.json"},
     };
