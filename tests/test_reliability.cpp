@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <functional>
 #include <map>
 #include <thread>
@@ -183,7 +184,16 @@ int interrupt_at(const std::vector<std::string>& args, const fs::path& run_dir, 
                 inotify_add_watch(fd, (run_dir / "checkpoints").c_str(), mask);
             const bool appears = ev->mask & (IN_CREATE | IN_MOVED_TO);
             const bool appended = (ev->mask & IN_MODIFY) && name == "metrics.jsonl";
-            if (name == m.name && (appears || appended) && ++seen == m.nth) {
+            // Appends are counted by the file's lines, not by events: the kernel merges the modify events a
+            // lagging reader has not read yet, so on a loaded machine a count of events fell behind the file
+            // and the run could finish before the count reached the moment (seen in CI-like runs, "mid epoch 3").
+            const auto due = [&] {
+                if (name != "metrics.jsonl") return ++seen == m.nth;
+                std::ifstream f(run_dir / name);
+                const auto lines = std::count(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>(), '\n');
+                return lines >= m.nth;
+            };
+            if (name == m.name && (appears || appended) && due()) {
                 kill(pid, sig);
                 sent = true;
             }
