@@ -128,14 +128,13 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
             const fs::path dir = run_dir_of(p), results = dir / "results.json";
             const bool done = fs::exists(results);
             std::string state = done ? "  [finished]" : unfinished_run_state(dir);
-            if (done && equivalent.count(p.id)) {
-                const FinishedRun r = read_finished_run(results);
-                state = fmt::format("  [finished: the same run under another cap, stopped at its {} at update {:.0f}]",
-                                    r.stop_reason, r.steps);
-            }
             if (done) {
+                const FinishedRun r = read_finished_run(results);
+                if (equivalent.count(p.id))
+                    state = fmt::format("  [finished: the same run under another cap, stopped at its {} at update {:.0f}]",
+                                        r.stop_reason, r.steps);
                 ++finished;
-                seconds += read_finished_run(results).train_seconds;
+                seconds += r.train_seconds;
             } else if (!state.empty()) {
                 ++started;
             }

@@ -7,30 +7,30 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
 namespace relpos::metric_names {
 
-inline constexpr const char* kLossByPosition = "loss_pos";
-inline constexpr std::size_t kLossByPositionLength = 8;  // strlen(kLossByPosition)
+inline constexpr std::string_view kLossByPosition = "loss_pos";
 
 // "loss_pos<window>@<position>"
 inline std::string loss_by_position(std::size_t window, std::size_t position) {
     return fmt::format("{}{}@{}", kLossByPosition, window, position);
 }
 
-// Whether a metric name (with or without its "@p", with or without a split prefix stripped) is one.
+// Whether a metric name (without its split prefix; with or without its "@p") is one.
 inline bool is_loss_by_position(const std::string& name) {
-    return name.compare(0, kLossByPositionLength, kLossByPosition) == 0;
+    return std::string_view(name).substr(0, kLossByPosition.size()) == kLossByPosition;
 }
 
 // The window N of a base name "loss_pos<N>" (no "@p"); 0 when the name is not of that form.
 inline std::size_t loss_by_position_window(const std::string& base) {
-    if (base.size() <= kLossByPositionLength || !is_loss_by_position(base) ||
-        base.find_first_not_of("0123456789", kLossByPositionLength) != std::string::npos)
+    if (base.size() <= kLossByPosition.size() || !is_loss_by_position(base) ||
+        base.find_first_not_of("0123456789", kLossByPosition.size()) != std::string::npos)
         return 0;
-    return static_cast<std::size_t>(std::stoul(base.substr(kLossByPositionLength)));
+    return static_cast<std::size_t>(std::stoul(base.substr(kLossByPosition.size())));
 }
 
 }  // namespace relpos::metric_names
