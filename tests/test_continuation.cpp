@@ -2,11 +2,15 @@
 // run must be the run trained to the larger cap from step 0, number for number.
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
 #include <yaml-cpp/yaml.h>
 
+#include "experiments/config/config.hpp"
+#include "experiments/run/continuation.hpp"
+#include "experiments/run/identity.hpp"
 #include "tests/cli_helpers.hpp"
 #include "tests/helpers.hpp"
 
@@ -180,5 +184,26 @@ TEST_CASE("continuation/a run that stopped before either cap is the run of both 
     // another config is never equivalent: a different seed trains
     REQUIRE(sh(run(d, store, 48, "train.stop.target=0 seed=4") + " --quiet").code == 0);
     CHECK(runs_in_store() == 3);
+
+    // The index a whole experiment uses (the store read once) finds what a look at every run finds.
+    const relpos::EquivalentIndex index(store);
+    for (const long cap : {4L, 8L, 24L, 48L, 96L})
+        for (const char* seed : {"seed=3", "seed=4", "seed=5"}) {
+            const relpos::ExperimentConfig cfg = relpos::load_config(
+                "tests/fixtures/tiny_encoder_only.yaml",  // as the runs above were given it, from the source root
+                {"model.position={type: rope, randomized: 32, randomized_eval: sample}", "model.dropout=0.1",
+                 "train.epochs=20", "train.eval_every=4", "train.max_steps=" + std::to_string(cap),
+                 "train.stop.patience=40", "train.stop.target_metric=accuracy", "train.stop.target=0", seed});
+            const fs::path own = fs::path(store) / relpos::run_identity(cfg);
+            std::vector<fs::path> every;
+            for (const auto& e : fs::directory_iterator(store))
+                if (e.path().filename() != own.filename() && relpos::is_equivalent(e.path(), cfg)) every.push_back(e.path());
+            const auto found = index.find(cfg, own);
+            INFO("cap " << cap << " " << seed);
+            CHECK(found.has_value() == !every.empty());
+            if (found) CHECK(std::find(every.begin(), every.end(), *found) != every.end());
+            if (std::string(seed) == "seed=3" && cap > 4) CHECK(found.has_value());  // the run that stopped at 4
+            if (std::string(seed) == "seed=5") CHECK(!found.has_value());
+        }
     fs::remove_all(d);
 }

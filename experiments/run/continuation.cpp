@@ -1,5 +1,6 @@
 #include "experiments/run/continuation.hpp"
 
+#include <algorithm>
 #include <fstream>
 
 #include <yaml-cpp/yaml.h>
@@ -69,38 +70,83 @@ std::optional<Continuation> find_continuation(const ExperimentConfig& cfg, const
     return best;
 }
 
-bool is_equivalent(const fs::path& dir, const ExperimentConfig& cfg) {
+namespace {
+
+// A finished run that stopped by a rule that does not read the cap, at one of its periodic validations:
+// its recorded hash, update and cap; none for any other run.
+struct CapFreeStop {
+    std::string hash;
+    std::int64_t steps = 0;
+    long cap = 0;
+};
+
+std::optional<CapFreeStop> cap_free_stop(const fs::path& dir) {
     std::error_code ec;
-    if (!fs::exists(dir / "results.json", ec) || !fs::exists(dir / "config.yaml", ec)) return false;
+    if (!fs::exists(dir / "results.json", ec) || !fs::exists(dir / "config.yaml", ec)) return std::nullopt;
     const FinishedRun r = read_finished_run(dir / "results.json");
-    if ((r.stop_reason != "target" && r.stop_reason != "plateau") || r.steps < 1 || r.config_hash.empty()) return false;
-    const auto steps = static_cast<std::int64_t>(r.steps);
-    // stopped at one of its periodic validations, which the other cap's run makes too, and before this cap
+    if ((r.stop_reason != "target" && r.stop_reason != "plateau") || r.steps < 1 || r.config_hash.empty())
+        return std::nullopt;
+    CapFreeStop s{r.config_hash, static_cast<std::int64_t>(r.steps), 0};
+    try {
+        const YAML::Node saved = YAML::LoadFile((dir / "config.yaml").string());
+        if (!saved["train"] || !saved["train"]["max_steps"]) return std::nullopt;
+        s.cap = saved["train"]["max_steps"].as<long>();
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+    if (s.cap > 0 && s.steps > s.cap) return std::nullopt;
+    return s;
+}
+
+// Whether a run that stopped at `steps` under cap `other` is cfg's run, its hash aside: it stopped at one of
+// its periodic validations, which cfg's run makes too, before cfg's cap, and the caps differ (the same cap is
+// not an equivalent but the run itself).
+bool stops_within(const ExperimentConfig& cfg, std::int64_t steps, long other) {
     const auto every = static_cast<std::int64_t>(cfg.train.eval_every);
     if (every <= 0 || steps % every != 0) return false;
     if (cfg.train.max_steps > 0 && steps >= static_cast<std::int64_t>(cfg.train.max_steps)) return false;
-    long other = 0;
-    try {
-        const YAML::Node saved = YAML::LoadFile((dir / "config.yaml").string());
-        if (!saved["train"] || !saved["train"]["max_steps"]) return false;
-        other = saved["train"]["max_steps"].as<long>();
-    } catch (const std::exception&) {
-        return false;
-    }
-    if (other == cfg.train.max_steps) return false;  // the same config: not an equivalent but the run itself
-    if (other > 0 && steps > other) return false;
+    return other != cfg.train.max_steps;
+}
+
+}  // namespace
+
+bool is_equivalent(const fs::path& dir, const ExperimentConfig& cfg) {
+    const auto s = cap_free_stop(dir);
+    if (!s || !stops_within(cfg, s->steps, s->cap)) return false;
     ExperimentConfig at_other = cfg;
-    at_other.train.max_steps = other;
-    return same_run(r.config_hash, at_other);
+    at_other.train.max_steps = s->cap;
+    return same_run(s->hash, at_other);
 }
 
 std::optional<fs::path> find_equivalent(const ExperimentConfig& cfg, const fs::path& run_dir) {
-    if (cfg.train.eval_every <= 0) return std::nullopt;
+    return EquivalentIndex(run_dir.parent_path()).find(cfg, run_dir);
+}
+
+EquivalentIndex::EquivalentIndex(const fs::path& store) {
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(run_dir.parent_path(), ec)) {
-        const fs::path dir = e.path();
-        if (dir.filename() == run_dir.filename()) continue;
-        if (is_equivalent(dir, cfg)) return dir;
+    for (const auto& e : fs::directory_iterator(store, ec))
+        if (const auto s = cap_free_stop(e.path())) {
+            by_hash_[s->hash].push_back(Entry{e.path(), s->steps, s->cap});
+            caps_.insert(s->cap);
+        }
+    for (auto& [hash, entries] : by_hash_)  // the same answer whatever order the directory lists
+        std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.dir < b.dir; });
+}
+
+std::optional<fs::path> EquivalentIndex::find(const ExperimentConfig& cfg, const fs::path& own) const {
+    if (cfg.train.eval_every <= 0) return std::nullopt;
+    for (const long cap : caps_) {
+        if (cap == cfg.train.max_steps) continue;
+        ExperimentConfig at_other = cfg;
+        at_other.train.max_steps = cap;
+        // same_run's two spellings of a run: its config hash and its run identity
+        for (const std::string& h : {config_hash(at_other), run_identity(at_other)}) {
+            const auto it = by_hash_.find(h);
+            if (it == by_hash_.end()) continue;
+            for (const Entry& e : it->second)
+                if (e.cap == cap && e.dir.filename() != own.filename() && stops_within(cfg, e.steps, e.cap))
+                    return e.dir;
+        }
     }
     return std::nullopt;
 }

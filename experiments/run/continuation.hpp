@@ -13,7 +13,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,6 +45,24 @@ std::optional<Continuation> find_continuation(const ExperimentConfig& cfg, const
 // runs of several experiments and caps meet). Its directory, or none. Older runs qualify too: the other cap
 // is read from the run's config.yaml and the match is on its recorded config hash.
 std::optional<std::filesystem::path> find_equivalent(const ExperimentConfig& cfg, const std::filesystem::path& run_dir);
+// The same search for many points: the store's runs that stopped by target or plateau, read once (results.json
+// and config.yaml of each), then looked up by the config hash each point would have under each recorded cap, so a
+// point costs one hash per distinct cap, not a read of every run (a 150-point --list on a 168-run store: 4.3 s
+// before). find(cfg, own) gives what find_equivalent(cfg, own) gives.
+class EquivalentIndex {
+public:
+    explicit EquivalentIndex(const std::filesystem::path& store);
+    std::optional<std::filesystem::path> find(const ExperimentConfig& cfg, const std::filesystem::path& own) const;
+
+private:
+    struct Entry {
+        std::filesystem::path dir;
+        std::int64_t steps;
+        long cap;  // the run's train.max_steps
+    };
+    std::map<std::string, std::vector<Entry>> by_hash_;  // recorded config hash -> runs
+    std::set<long> caps_;
+};
 // Whether the finished run in `dir` is that run for `cfg` (its results.json and config.yaml read).
 bool is_equivalent(const std::filesystem::path& dir, const ExperimentConfig& cfg);
 

@@ -91,14 +91,19 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
     // it; runs/<id> under the experiment is a symbolic link to it.
     // A point the store holds under another cap (experiments/run/continuation.hpp, find_equivalent: a run that
     // stopped at its target or plateau before either cap) is that run; found once, before anything is written.
+    // The store is read once, and only when a point has no run of its own.
     std::map<std::string, fs::path> equivalent;  // by point id
-    if (!top.run_store.empty())
+    if (!top.run_store.empty()) {
+        std::optional<EquivalentIndex> index;
         for (const auto& p : points) {
             const fs::path own = fs::path(top.run_store) / run_identity(p.config);
             std::error_code ec;
             if (fs::exists(own / "results.json", ec) || fs::exists(own / "metrics.jsonl", ec)) continue;
-            if (auto eq = find_equivalent(p.config, own)) equivalent[p.id] = *eq;
+            if (!index) index.emplace(top.run_store);
+            if (auto eq = index->find(p.config, own)) equivalent[p.id] = *eq;
         }
+    }
+    auto is_equivalent_point = [&](const SweepPoint& p) { return equivalent.count(p.id) > 0; };
     auto run_dir_of = [&](const SweepPoint& p) {
         if (top.run_store.empty()) return exp_dir / "runs" / p.id;
         if (auto it = equivalent.find(p.id); it != equivalent.end()) return it->second;
@@ -130,7 +135,7 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
             std::string state = done ? "  [finished]" : unfinished_run_state(dir);
             if (done) {
                 const FinishedRun r = read_finished_run(results);
-                if (equivalent.count(p.id))
+                if (is_equivalent_point(p))
                     state = fmt::format("  [finished: the same run under another cap, stopped at its {} at update {:.0f}]",
                                         r.stop_reason, r.steps);
                 ++finished;
@@ -184,7 +189,7 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
                 slot = std::make_shared<Dataset>(load_dataset(p.config, (exp_dir / "subword").string(),
                                                               [&](const std::string& s) { data_messages.push_back(s); }));
             auto model = build_model(p.config, slot->vocab, slot->longest_source, slot->longest_target);
-            check_existing_run(p, run_dir_of(p), *model);
+            check_existing_run(p, run_dir_of(p), *model, is_equivalent_point(p));
         }
     } catch (...) {
         // A failed subword training may have created the (empty) cache directory and its parents:
@@ -285,7 +290,8 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
                 auto d = dataset_for(points[i].config);
                 const int threads = threads_for(points[i].config);
                 blas::set_num_threads(threads);
-                PointContext pc{&points[i], run_dir_of(points[i]), i + 1, points.size(), threads};
+                PointContext pc{&points[i], run_dir_of(points[i]), i + 1, points.size(), threads,
+                                is_equivalent_point(points[i])};
                 const int rc = run_point(pc, *d, progress);
                 std::lock_guard<std::mutex> lk(mu);
                 worst = std::max(worst, rc);

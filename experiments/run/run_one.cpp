@@ -87,8 +87,8 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
     const std::string tag = fmt::format("run {}/{} {}: ", pc.ordinal, pc.total, pc.point->id);
     if (fs::exists(results)) {
         // A finished run is never redone or touched; a different config under the same id is an error.
-        const bool own = same_run(read_finished_run(results).config_hash, cfg);
-        if (!own && !is_equivalent(pc.run_dir, cfg))
+        const bool own = !pc.equivalent && same_run(read_finished_run(results).config_hash, cfg);
+        if (!own && !pc.equivalent && !is_equivalent(pc.run_dir, cfg))  // the latter: a run directory without a store
             throw ConfigError(fmt::format(
                 "{}: run {} already finished with a different configuration; use another experiment name or move "
                 "{} away (finished runs are never overwritten)",

@@ -25,6 +25,8 @@ struct PointContext {
     std::filesystem::path run_dir;
     std::size_t ordinal, total;
     int threads;
+    // run_dir is the finished run of the same config under another cap (EquivalentIndex, found by the caller)
+    bool equivalent = false;
 };
 
 // Trains and evaluates one point. Returns 0 (done or skipped), 3 (non-finite), 130 (interrupted).

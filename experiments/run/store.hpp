@@ -33,7 +33,8 @@ FinishedRun read_finished_run(const std::filesystem::path& results);
 // The run directory a point already has, checked before anything is printed or written: a finished
 // run must come from the same config (it is skipped, never redone); an interrupted run resumes only
 // from a complete checkpoint of the same config and model shape.
-void check_existing_run(const SweepPoint& p, const std::filesystem::path& run_dir, const nn::Transformer<float>& model);
+void check_existing_run(const SweepPoint& p, const std::filesystem::path& run_dir, const nn::Transformer<float>& model,
+                        bool equivalent = false);
 
 // An exclusive lock on a run directory for as long as one process trains it (released by the kernel when
 // the process ends, however it ends). A second `relpos run` of the same run skips it instead of training
