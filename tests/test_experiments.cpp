@@ -224,6 +224,37 @@ TEST_CASE("run_store/a_point_two_experiments_ask_for_is_trained_once", "[e2e][ru
     CHECK(fs::canonical(fs::path(dir) / "second/runs/seed=3") == shared);
     auto rep = sh(kBin + " report " + dir + "/second");
     CHECK(rep.code == 0);
+    // the link checked out or copied as a plain file holding its target (git with core.symlinks=false, a
+    // copy that keeps no links): the report still reads the run (it was silently left out of the table),
+    // and `relpos run` turns the file back into the link instead of refusing it
+    {
+        const fs::path link_b = fs::path(dir) / "second/runs/seed=3";
+        const std::string text = fs::read_symlink(link_b).string();
+        const std::string table = slurp(fs::path(dir) / "second/report.md");
+        fs::remove(link_b);
+        std::ofstream(link_b, std::ios::binary) << text;
+        fs::remove(fs::path(dir) / "second/report.md");
+        auto as_text = sh(kBin + " report " + dir + "/second");
+        INFO(as_text.out);
+        REQUIRE(as_text.code == 0);
+        CHECK_THAT(as_text.out, Catch::Contains("1 run link(s) are plain files holding their target's path"));
+        auto strip_date = [](std::string s) { return s.substr(0, s.find("Code: commit")); };
+        CHECK(strip_date(slurp(fs::path(dir) / "second/report.md")) == strip_date(table));
+        auto again = sh(kBin + " run " + kTiny + " results_dir=" + dir + " name=second run_store=" + store);
+        INFO(again.out);
+        REQUIRE(again.code == 0);
+        CHECK(fs::is_symlink(link_b));
+        CHECK(fs::canonical(link_b) == shared);
+        // a plain file holding anything else is the user's and is never replaced
+        fs::remove(link_b);
+        std::ofstream(link_b, std::ios::binary) << text << "x";
+        auto other = sh(kBin + " run " + kTiny + " results_dir=" + dir + " name=second run_store=" + store);
+        CHECK(other.code == 2);
+        CHECK_THAT(other.out, Catch::Contains("is not a link to the shared run"));
+        CHECK(slurp(link_b) == text + "x");
+        fs::remove(link_b);
+        fs::create_directory_symlink(text, link_b);
+    }
     // an experiment whose sweep names the same point by another key (rows model.position.k, as the
     // converged Table 2 reads Table 1's Shaw k = 16 runs): the shared run fills its row under this
     // experiment's name and labels (it was shown as "–" under the trainer's labels)

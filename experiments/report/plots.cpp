@@ -169,7 +169,7 @@ PlotInputs read_plot_inputs(const fs::path& dir, const ReportTables& t) {
     in.runs = read_runs(dir);
     for (auto& r : in.runs) {
         // a shared run under this experiment's name for it (the link in runs/), as the tables name it
-        if (const std::string own = r.dir.filename().string(); t.run_labels.count(own)) r.id = own;
+        if (const std::string own = r.entry; t.run_labels.count(own)) r.id = own;
         if (auto it = t.run_labels.find(r.id); it != t.run_labels.end()) r.labels = it->second;
     }
     if (plot_wanted(t, "learning_curves"))

@@ -20,6 +20,7 @@
 #include "experiments/report/report.hpp"
 #include "experiments/report/runs.hpp"
 #include "experiments/train/checkpoint.hpp"
+#include "experiments/util/files.hpp"
 
 namespace relpos {
 
@@ -29,11 +30,26 @@ std::vector<RunResult> read_runs(const fs::path& dir) {
     std::vector<RunResult> out;
     const fs::path runs = dir / "runs";
     if (!fs::exists(runs)) return out;
-    std::vector<fs::path> paths;
-    for (auto& e : fs::directory_iterator(runs))
-        if (fs::exists(e.path() / "results.json")) paths.push_back(e.path());
+    std::vector<std::pair<std::string, fs::path>> paths;  // (name in runs/, where its files are)
+    std::size_t as_text = 0;
+    for (auto& e : fs::directory_iterator(runs)) {
+        fs::path run = e.path();
+        // a run link that lost its link-ness (a checkout without symbolic links) is read through, never
+        // silently left out of the table
+        if (const std::string target = link_left_as_text(run); !target.empty() && fs::is_directory(runs / target)) {
+            run = runs / target;
+            ++as_text;
+        }
+        if (fs::exists(run / "results.json")) paths.emplace_back(e.path().filename().string(), run);
+    }
+    if (as_text > 0)
+        fmt::print(stderr,
+                   "note: {}: {} run link(s) are plain files holding their target's path (a checkout or copy without "
+                   "symbolic links); read through them. `relpos run` of the experiment's config turns them back into "
+                   "links\n",
+                   runs.string(), as_text);
     std::sort(paths.begin(), paths.end());
-    for (auto& p : paths) {
+    for (auto& [entry, p] : paths) {
         const std::string file = (p / "results.json").string();
         const Json n = parse_json_or_throw<CheckpointError>(read_text_file(file), file);
         // A results.json that is not the object a finished run writes (empty, a scalar, a list, wrong types)
@@ -104,6 +120,7 @@ std::vector<RunResult> read_runs(const fs::path& dir) {
             r.competence = fmt::format("{} >= {}", c["metric"].get<std::string>(), c["target"].get<double>());
         }
         r.dir = p;
+        r.entry = entry;
         out.push_back(std::move(r));
     }
     return out;

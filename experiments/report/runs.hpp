@@ -23,7 +23,8 @@ struct RunResult {
     // reached, 1 reached; what was asked ("val.accuracy >= 99").
     int competent = -1;
     std::string competence;
-    std::filesystem::path dir;
+    std::filesystem::path dir;  // where its files are (through a link of a shared store)
+    std::string entry;          // its name in the experiment's runs/ (the experiment's id for a shared run)
 };
 
 // Every runs/*/results.json under `dir`, in directory order. Throws CheckpointError naming a file that

@@ -268,7 +268,7 @@ ReportTables build_report(const std::string& dir_in) {
         std::map<std::string, std::map<std::string, std::string>> own;
         for (const auto& p : expand_sweep(cfg, (dir / "experiment.yaml").string(), {}, flags)) own[p.id] = p.labels;
         for (auto& r : runs) {
-            auto it = own.find(r.dir.filename().string());
+            auto it = own.find(r.entry);
             if (it == own.end()) it = own.find(r.id);
             if (it != own.end()) {
                 r.id = it->first;

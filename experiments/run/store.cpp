@@ -16,6 +16,7 @@
 #include "experiments/run/continuation.hpp"
 #include "experiments/run/identity.hpp"
 #include "experiments/train/checkpoint.hpp"
+#include "experiments/util/files.hpp"
 #include "experiments/util/system.hpp"
 
 namespace relpos {
@@ -162,6 +163,13 @@ void link_shared_runs(const std::vector<SweepPoint>& points, const fs::path& exp
             throw ConfigError(fmt::format("{}: run_store: {} is a link to {}, not to this point's shared run {}; move it "
                                           "away (runs are never overwritten)",
                                           config_path, link.string(), fs::read_symlink(link, ec).string(), rel.string()));
+        }
+        if (link_left_as_text(link) == rel.string()) {
+            // this very link, checked out or copied as a plain file holding its target (a checkout without
+            // symbolic links): nothing of the user's is lost by making it a link again
+            fs::remove(link, ec);
+            fs::create_directory_symlink(rel, link);
+            continue;
         }
         if (fs::exists(link, ec))
             throw ConfigError(fmt::format("{}: run_store: {} already exists and is not a link to the shared run {}; "

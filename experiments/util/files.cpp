@@ -1,6 +1,7 @@
 #include "experiments/util/files.hpp"
 
 #include <fstream>
+#include <iterator>
 
 namespace relpos {
 
@@ -35,5 +36,18 @@ void write_files_atomic(const std::vector<std::pair<fs::path, std::string>>& fil
 }
 
 void write_file_atomic(const fs::path& path, const std::string& text) { write_files_atomic({{path, text}}); }
+
+std::string link_left_as_text(const fs::path& entry) {
+    std::error_code ec;
+    if (fs::is_symlink(entry, ec) || !fs::is_regular_file(entry, ec)) return "";
+    const auto size = fs::file_size(entry, ec);
+    if (ec || size == 0 || size >= 4096) return "";
+    std::ifstream in(entry, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!in.eof() && in.fail()) return "";
+    if (text.find_first_of(std::string("\n\r\0", 3)) != std::string::npos) return "";
+    if (fs::path(text).is_absolute()) return "";
+    return text;
+}
 
 }  // namespace relpos

@@ -22,4 +22,9 @@ void write_file_atomic(const std::filesystem::path& path, const std::string& tex
 // complete are they renamed into place (a failure leaves every old file as it was).
 void write_files_atomic(const std::vector<std::pair<std::filesystem::path, std::string>>& files);
 
+// A symbolic link checked out or copied as a plain file (git with core.symlinks=false, an archive or a
+// copy that does not keep links) holds the link's target as its whole text. Returns that text when
+// `entry` is such a file (a regular file, not a link, under 4 KiB, one line, a relative path), else "".
+std::string link_left_as_text(const std::filesystem::path& entry);
+
 }  // namespace relpos
