@@ -185,6 +185,36 @@ TEST_CASE("continuation/a run that stopped before either cap is the run of both 
     REQUIRE(sh(run(d, store, 48, "train.stop.target=0 seed=4") + " --quiet").code == 0);
     CHECK(runs_in_store() == 3);
 
+    // Without a run store: the run in the experiment's own runs/<id>, finished under cap 24, is the cap-48
+    // point's run (skipped, said so); another config there is still refused, never overwritten.
+    {
+        const auto own = [&](long cap, const std::string& extra) {
+            return "cd '" + std::string(RELPOS_SOURCE_DIR) + "' && " + relpos::test::kRelposBin +
+                   " run tests/fixtures/tiny_encoder_only.yaml results_dir=" + d.string() + " name=in_place" +
+                   " 'model.position={type: rope, randomized: 32, randomized_eval: sample}' model.dropout=0.1" +
+                   " train.epochs=20 train.eval_every=4 train.stop.patience=40 train.stop.target_metric=accuracy" +
+                   " train.stop.target=0 train.max_steps=" + std::to_string(cap) + " " + extra;
+        };
+        const fs::path in_place = d / "in_place" / "runs" / "seed=3";
+        REQUIRE(sh(own(24, "--quiet")).code == 0);
+        REQUIRE(fs::exists(in_place / "results.json"));
+        const std::string before = curve(in_place).front();
+        auto listed = sh(own(48, "--list"));
+        INFO(listed.out);
+        CHECK(listed.out.find("[finished: the same run under another cap, stopped at its target at update 4]") !=
+              std::string::npos);
+        auto again = sh(own(48, ""));
+        INFO(again.out);
+        REQUIRE(again.code == 0);
+        CHECK(again.out.find("finished earlier as seed=3 under another cap") != std::string::npos);
+        CHECK(again.out.find("parameters") == std::string::npos);
+        auto other = sh(own(48, "train.lr=0.3"));
+        INFO(other.out);
+        CHECK(other.code == 2);
+        CHECK(other.out.find("already finished with a different configuration") != std::string::npos);
+        CHECK(curve(in_place).front() == before);
+    }
+
     // The index a whole experiment uses (the store read once) finds what a look at every run finds.
     const relpos::EquivalentIndex index(store);
     for (const long cap : {4L, 8L, 24L, 48L, 96L})

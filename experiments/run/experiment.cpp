@@ -102,11 +102,22 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
             if (!index) index.emplace(top.run_store);
             if (auto eq = index->find(p.config, own)) equivalent[p.id] = *eq;
         }
+    } else {
+        // runs/<id> without a store: the run there may have finished under another cap of this config (it
+        // stopped before either), and is then this point's run; the one place that asks (run_point and
+        // check_existing_run are told)
+        for (const auto& p : points) {
+            const fs::path own = exp_dir / "runs" / p.id;
+            std::error_code ec;
+            if (!fs::exists(own / "results.json", ec)) continue;
+            if (!same_run(read_finished_run(own / "results.json").config_hash, p.config) && is_equivalent(own, p.config))
+                equivalent[p.id] = own;
+        }
     }
     auto is_equivalent_point = [&](const SweepPoint& p) { return equivalent.count(p.id) > 0; };
     auto run_dir_of = [&](const SweepPoint& p) {
-        if (top.run_store.empty()) return exp_dir / "runs" / p.id;
         if (auto it = equivalent.find(p.id); it != equivalent.end()) return it->second;
+        if (top.run_store.empty()) return exp_dir / "runs" / p.id;
         return fs::path(top.run_store) / run_identity(p.config);
     };
     Progress progress(opt.quiet);

@@ -88,7 +88,7 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
     if (fs::exists(results)) {
         // A finished run is never redone or touched; a different config under the same id is an error.
         const bool own = !pc.equivalent && same_run(read_finished_run(results).config_hash, cfg);
-        if (!own && !pc.equivalent && !is_equivalent(pc.run_dir, cfg))  // the latter: a run directory without a store
+        if (!own && !pc.equivalent)
             throw ConfigError(fmt::format(
                 "{}: run {} already finished with a different configuration; use another experiment name or move "
                 "{} away (finished runs are never overwritten)",

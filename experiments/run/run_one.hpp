@@ -25,7 +25,8 @@ struct PointContext {
     std::filesystem::path run_dir;
     std::size_t ordinal, total;
     int threads;
-    // run_dir is the finished run of the same config under another cap (EquivalentIndex, found by the caller)
+    // run_dir is the finished run of the same config under another cap, found by the caller (EquivalentIndex
+    // in a run store; is_equivalent for runs/<id> without one)
     bool equivalent = false;
 };
 

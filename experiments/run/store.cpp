@@ -65,7 +65,7 @@ void check_existing_run(const SweepPoint& p, const fs::path& run_dir, const nn::
             throw ConfigError(fmt::format("{}: run {} has a results.json without a config_hash, so it cannot be matched "
                                           "to this config; move {} away (finished runs are never overwritten)",
                                           cfg.source, p.id, run_dir.string()));
-        if (!same_run(recorded, cfg) && !is_equivalent(run_dir, cfg))
+        if (!same_run(recorded, cfg))
             throw ConfigError(fmt::format(
                 "{}: run {} already finished with a different configuration; use another experiment name or move "
                 "{} away (finished runs are never overwritten)",
