@@ -255,6 +255,29 @@ TEST_CASE("run_store/a_point_two_experiments_ask_for_is_trained_once", "[e2e][ru
         fs::remove(link_b);
         fs::create_directory_symlink(text, link_b);
     }
+    // a link to another run: to one that never started (nothing to lose) it is relinked; to a started one it is
+    // the user's and refused
+    {
+        const fs::path link_b = fs::path(dir) / "second/runs/seed=3";
+        const fs::path never = fs::path(store) / "never_started";
+        fs::create_directories(never);
+        fs::remove(link_b);
+        fs::create_directory_symlink("../../store/never_started", link_b);
+        auto relinked = sh(kBin + " run " + kTiny + " results_dir=" + dir + " name=second run_store=" + store);
+        INFO(relinked.out);
+        REQUIRE(relinked.code == 0);
+        CHECK(fs::canonical(link_b) == shared);
+        std::ofstream(never / "metrics.jsonl") << "{}\n";
+        fs::remove(link_b);
+        fs::create_directory_symlink("../../store/never_started", link_b);
+        auto refused = sh(kBin + " run " + kTiny + " results_dir=" + dir + " name=second run_store=" + store);
+        CHECK(refused.code == 2);
+        CHECK_THAT(refused.out, Catch::Contains("not to this point's shared run"));
+        CHECK(fs::read_symlink(link_b) == "../../store/never_started");
+        fs::remove(link_b);
+        fs::remove_all(never);
+        fs::create_directory_symlink(fs::relative(shared, link_b.parent_path()), link_b);
+    }
     // an experiment whose sweep names the same point by another key (rows model.position.k, as the
     // converged Table 2 reads Table 1's Shaw k = 16 runs): the shared run fills its row under this
     // experiment's name and labels (it was shown as "–" under the trainer's labels)

@@ -151,11 +151,11 @@ void link_shared_runs(const std::vector<SweepPoint>& points, const fs::path& exp
         std::error_code ec;
         if (fs::is_symlink(link, ec)) {
             if (fs::read_symlink(link, ec) == rel) continue;
-            // An earlier call linked this point to its own run directory, which it never started (no
-            // metrics.jsonl); the store now holds the same run under another cap (run_dir_of gives that): relink.
+            // A link to a run directory that never started (no metrics.jsonl, no results.json: an earlier call
+            // linked this point to its own directory, and the store now holds the same run under another cap,
+            // which run_dir_of gives) holds nothing to lose: relink. A link to a started run is the user's.
             const fs::path old_target = link.parent_path() / fs::read_symlink(link, ec);
-            if (!fs::exists(old_target / "metrics.jsonl", ec) && !fs::exists(old_target / "results.json", ec) &&
-                is_equivalent(target, p.config)) {
+            if (!fs::exists(old_target / "metrics.jsonl", ec) && !fs::exists(old_target / "results.json", ec)) {
                 fs::remove(link, ec);
                 fs::create_directory_symlink(rel, link);
                 continue;
