@@ -25,6 +25,8 @@
 #include <catch2/catch.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include <nlohmann/json.hpp>
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -753,6 +755,56 @@ TEST_CASE("reliability/killed_anywhere_resumes_bit_identical", "[reliability][re
     require_same_outcome(outcome_of(run), want);
     fs::remove_all(dir);
     for (const auto& d : ref_dirs) fs::remove_all(d);
+}
+
+// A run resumed in another session may continue on another machine (a CPU with other BLAS kernels gives
+// other bits): every start and resume names its machine and binary in log.txt, the checkpoint keeps the
+// list, and results.json's trained_on names every machine that trained the run, the first one "not
+// recorded (steps 1-N)" when the checkpoint was written before relpos kept the list.
+TEST_CASE("reliability/a_resumed_run_records_every_machine_it_trained_on", "[reliability][resume]") {
+    const std::string other = "Other CPU, 2 cores, OpenBLAS kernels Haswell";
+    for (const bool recorded : {true, false}) {
+        INFO((recorded ? "the checkpoint names another machine" : "the checkpoint has no list"));
+        const std::string dir = fresh_dir("machines");
+        const fs::path run = fs::path(dir) / "tiny_copy/runs/seed=3";
+        REQUIRE(interrupt_at({"run", kTinyCopy, "results_dir=" + dir, "--quiet"}, run, {"mid epoch 1", "metrics.jsonl", 8},
+                             SIGINT) == 130);
+        const fs::path state = run / "checkpoints/last/state.json";
+        nlohmann::ordered_json st = nlohmann::ordered_json::parse(slurp(state));
+        REQUIRE(st["machines"].size() == 1);
+        const std::string here = st["machines"][0].get<std::string>();
+        const auto step = st["step"].get<std::uint64_t>();
+        REQUIRE(step > 0);
+        if (recorded) st["machines"] = {other};
+        else st.erase("machines");
+        std::ofstream(state) << st.dump(2);
+
+        const Result r = relpos("run " + kTinyCopy + " results_dir=" + dir + " --quiet");
+        INFO(r.err);
+        REQUIRE(r.code == 0);
+        const nlohmann::ordered_json res = nlohmann::ordered_json::parse(slurp(run / "results.json"));
+        const std::vector<std::string> want = {recorded ? other : "not recorded (steps 1-" + std::to_string(step) + ")", here};
+        CHECK(res["trained_on"].get<std::vector<std::string>>() == want);
+        CHECK(res["machine"].get<std::string>() == here);
+        // The log names the machine at the first start and again at the resume.
+        const std::string log = slurp(run / "log.txt"), named = "; " + here + "; relpos ";
+        std::size_t n = 0;
+        for (auto at = log.find(named); at != std::string::npos; at = log.find(named, at + 1)) ++n;
+        CHECK(n == 2);
+        // The report's provenance line names every machine that trained a run (not the unrecorded stretch).
+        const Result rep = relpos("report " + dir + "/tiny_copy");
+        INFO(rep.err);
+        REQUIRE(rep.code == 0);
+        const std::string md = slurp(fs::path(dir) / "tiny_copy/report.md");
+        const auto at = md.find("Machine: ");
+        REQUIRE(at != std::string::npos);
+        const std::string line = md.substr(at, md.find('\n', at) - at);
+        INFO(line);
+        CHECK(line.find(here) != std::string::npos);
+        CHECK((line.find(other) != std::string::npos) == recorded);
+        CHECK(line.find("not recorded") == std::string::npos);
+        fs::remove_all(dir);
+    }
 }
 
 // With checkpoint_every dividing the steps of an epoch, a kill after the epoch-end validation line but

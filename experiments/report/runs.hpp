@@ -16,6 +16,7 @@ struct RunResult {
     std::map<std::string, std::string> labels;
     std::map<std::string, double> metrics;
     std::string commit, machine, finished;
+    std::vector<std::string> trained_on;  // every machine that trained it (results.json trained_on; may be empty)
     double train_seconds = 0;
     long steps = 0, parameters = 0, epochs = 0, best_step = 0;
     std::string stop_reason;  // "" for runs from before the stopping rule

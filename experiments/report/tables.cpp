@@ -298,6 +298,8 @@ ReportTables build_report(const std::string& dir_in) {
     for (const auto& r : runs) {
         if (!r.commit.empty()) commits.insert(r.commit);
         if (!r.machine.empty()) machines.insert(r.machine);
+        for (const auto& m : r.trained_on)  // "not recorded (steps 1-N)": results.json says it, the list of machines need not
+            if (m.rfind("not recorded", 0) != 0) machines.insert(m);
         seconds += r.train_seconds;
         t.latest = std::max(t.latest, r.finished);
     }

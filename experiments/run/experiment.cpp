@@ -109,9 +109,8 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
         for (const auto& p : points) {
             const fs::path own = exp_dir / "runs" / p.id;
             std::error_code ec;
-            if (!fs::exists(own / "results.json", ec)) continue;
-            if (!same_run(read_finished_run(own / "results.json").config_hash, p.config) && is_equivalent(own, p.config))
-                equivalent[p.id] = own;
+            // is_equivalent is false for the run itself (the same cap)
+            if (fs::exists(own / "results.json", ec) && is_equivalent(own, p.config)) equivalent[p.id] = own;
         }
     }
     auto is_equivalent_point = [&](const SweepPoint& p) { return equivalent.count(p.id) > 0; };

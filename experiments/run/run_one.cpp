@@ -139,10 +139,15 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
 
     auto model = build_model(cfg, data.vocab, data.longest_source, data.longest_target);
     Communicator& comm = world();
-    log(fmt::format("model: {} parameters; {} thread{}{}", model->num_parameters(), pc.threads, pc.threads == 1 ? "" : "s",
-                    comm.size() > 1 ? fmt::format(" on each of {} MPI ranks", comm.size()) : ""));
+    // Every start and resume names its machine and binary: a run resumed in another session may continue on
+    // another CPU (results.json's trained_on lists them all).
+    const std::string machine = machine_description();
+    log(fmt::format("model: {} parameters; {} thread{}{}; {}; relpos {}", model->num_parameters(), pc.threads,
+                    pc.threads == 1 ? "" : "s", comm.size() > 1 ? fmt::format(" on each of {} MPI ranks", comm.size()) : "",
+                    machine, source_commit()));
     Trainer trainer(*model, data.train, data.splits.at(data.valid_split).examples, cfg.train,
                     static_cast<std::uint64_t>(cfg.seed), pc.run_dir.string(), hash);
+    trainer.set_machine(machine);
     if (comm.size() > 1) {
         order_point(comm, pc.ordinal - 1, data);
         trainer.distribute(comm);
@@ -225,7 +230,8 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
     }
     json["config_hash"] = hash;
     json["commit"] = source_commit();
-    json["machine"] = machine_description();
+    json["machine"] = machine;  // where it finished and was evaluated
+    json["trained_on"] = pr.machines;
     json["finished"] = now_iso();
     write_file_atomic(results, json_document(json));
     // The last checkpoint's optimiser state is only needed to resume, or to continue a run stopped by its cap

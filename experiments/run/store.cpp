@@ -149,6 +149,11 @@ void link_shared_runs(const std::vector<SweepPoint>& points, const fs::path& exp
         fs::create_directories(target);
         const fs::path rel = fs::relative(fs::absolute(target), fs::absolute(link.parent_path()));
         std::error_code ec;
+        // Replaces what is there (nothing, or an entry found to hold nothing of the user's) with the link.
+        const auto make_link = [&] {
+            fs::remove(link, ec);
+            fs::create_directory_symlink(rel, link);
+        };
         if (fs::is_symlink(link, ec)) {
             if (fs::read_symlink(link, ec) == rel) continue;
             // A link to a run directory that never started (no metrics.jsonl, no results.json: an earlier call
@@ -156,8 +161,7 @@ void link_shared_runs(const std::vector<SweepPoint>& points, const fs::path& exp
             // which run_dir_of gives) holds nothing to lose: relink. A link to a started run is the user's.
             const fs::path old_target = link.parent_path() / fs::read_symlink(link, ec);
             if (!fs::exists(old_target / "metrics.jsonl", ec) && !fs::exists(old_target / "results.json", ec)) {
-                fs::remove(link, ec);
-                fs::create_directory_symlink(rel, link);
+                make_link();
                 continue;
             }
             throw ConfigError(fmt::format("{}: run_store: {} is a link to {}, not to this point's shared run {}; move it "
@@ -167,17 +171,15 @@ void link_shared_runs(const std::vector<SweepPoint>& points, const fs::path& exp
         if (link_left_as_text(link) == rel.string()) {
             // this very link, checked out or copied as a plain file holding its target (a checkout without
             // symbolic links): nothing of the user's is lost by making it a link again
-            fs::remove(link, ec);
-            fs::create_directory_symlink(rel, link);
+            make_link();
             continue;
         }
         if (fs::exists(link, ec))
             throw ConfigError(fmt::format("{}: run_store: {} already exists and is not a link to the shared run {}; "
                                           "move it away or use another experiment name (runs are never overwritten)",
                                           config_path, link.string(), rel.string()));
-        fs::create_directory_symlink(rel, link);
+        make_link();
     }
 }
-
 
 }  // namespace relpos

@@ -2,8 +2,9 @@
 #include "experiments/data/corpus.hpp"
 #include "experiments/data/json.hpp"
 
-#include <cmath>
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -220,19 +221,21 @@ void save_checkpoint(const std::string& dir, const nn::NamedParams<float>& param
         write_json("manifest.json", {{"format", "relpos-checkpoint-1"}, {"parameters", entries}});
         // state.json last: its presence marks a complete checkpoint. best_valid_loss is written in full
         // (shortest round-trip digits): a resumed run compares against it exactly.
-        write_json("state.json", {{"step", pr.step},
-                                  {"epoch", pr.epoch},
-                                  {"batch_in_epoch", pr.batch_in_epoch},
-                                  {"tokens", pr.tokens},
-                                  {"best_valid_loss", pr.best_valid_loss},
-                                  {"elapsed_seconds", json_number(pr.elapsed_seconds, 6)},
-                                  {"adam_steps", adam ? adam->steps() : 0},
-                                  {"config_hash", pr.config_hash},
-                                  {"best_step", pr.best_step},
-                                  {"bad_validations", pr.bad_validations},
-                                  {"plateau_reference", pr.plateau_reference},
-                                  {"best_target_metric", pr.best_target_metric},
-                                  {"target_step", pr.target_step}});
+        Json state = {{"step", pr.step},
+                      {"epoch", pr.epoch},
+                      {"batch_in_epoch", pr.batch_in_epoch},
+                      {"tokens", pr.tokens},
+                      {"best_valid_loss", pr.best_valid_loss},
+                      {"elapsed_seconds", json_number(pr.elapsed_seconds, 6)},
+                      {"adam_steps", adam ? adam->steps() : 0},
+                      {"config_hash", pr.config_hash},
+                      {"best_step", pr.best_step},
+                      {"bad_validations", pr.bad_validations},
+                      {"plateau_reference", pr.plateau_reference},
+                      {"best_target_metric", pr.best_target_metric},
+                      {"target_step", pr.target_step}};
+        if (!pr.machines.empty()) state["machines"] = pr.machines;
+        write_json("state.json", state);
     } catch (...) {
         std::error_code ec;
         fs::remove_all(tmp, ec);
@@ -293,6 +296,14 @@ TrainProgress read_state(const fs::path& dir, bool need_adam_steps, std::size_t*
     if (st.contains("plateau_reference")) field("plateau_reference", pr.plateau_reference, "a number");
     if (st.contains("best_target_metric")) field("best_target_metric", pr.best_target_metric, "a number");
     if (st.contains("target_step")) field("target_step", pr.target_step, "a whole number");
+    // Added 2026-11-27; a checkpoint written before has none (the trainer then says so in the list).
+    if (st.contains("machines")) {
+        const Json& m = st["machines"];
+        if (!m.is_array() || !std::all_of(m.begin(), m.end(), [](const Json& e) { return e.is_string(); }))
+            throw CheckpointError(fmt::format(
+                "checkpoint {} has a malformed state.json: 'machines' is not a list of strings", dir.string()));
+        pr.machines = m.get<std::vector<std::string>>();
+    }
     return pr;
 }
 

@@ -46,6 +46,10 @@ struct TrainProgress {
     double elapsed_seconds = 0;        // training wall time so far (across resumes)
     std::array<std::uint64_t, 6> dropout_rng{};
     std::string config_hash;
+    // The machines this run trained on (Trainer::set_machine), in the order they first trained it, across
+    // resumes: a run resumed in another session may continue on another CPU, and its numbers are then those
+    // of both machines' kernels.
+    std::vector<std::string> machines;
 };
 
 // Writes params (+ optimiser moments when adam != nullptr) and progress to `dir` atomically.

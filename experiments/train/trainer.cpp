@@ -1,6 +1,7 @@
 #include "experiments/train/trainer.hpp"
 #include "experiments/util/files.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -179,6 +180,12 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
     }
     if (ranks > 1) broadcast_training_state(comm, named, adam, pr);  // the same start on every rank
     pr.config_hash = config_hash_;
+    if (!machine_.empty()) {
+        if (pr.machines.empty() && pr.step > 0)  // a checkpoint written before machines were recorded
+            pr.machines.push_back(fmt::format("not recorded (steps 1-{})", pr.step));
+        if (std::find(pr.machines.begin(), pr.machines.end(), machine_) == pr.machines.end())
+            pr.machines.push_back(machine_);
+    }
     model_.train();
 
     BatchOptions bo;

@@ -91,6 +91,10 @@ public:
     // same run together, each on its share of every batch. Rank 0 alone reads and writes run_dir and
     // validates; the others start from its parameters and state and write nothing.
     void distribute(Communicator& comm) { comm_ = &comm; }
+    // The machine this process trains on (run/provenance.hpp's machine_description()): added to the
+    // progress's list of machines (TrainProgress::machines) when it is not there yet, so that a run resumed
+    // on another machine says so in its checkpoints and results.
+    void set_machine(std::string machine) { machine_ = std::move(machine); }
 
 private:
     void append_metric(const std::string& json_line);
@@ -98,6 +102,7 @@ private:
     const std::vector<Example>& train_;
     const std::vector<Example>& valid_;
     TrainConfig cfg_;
+    std::string machine_;
     std::uint64_t seed_;
     std::string run_dir_, config_hash_;
     std::uint64_t inject_step_ = 0;
