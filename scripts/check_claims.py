@@ -45,6 +45,10 @@ does not render them, so the page reads as before):
     scripts/check_claims.py FILE.md ...      # just these
     scripts/check_claims.py --coverage       # also: how many numbers each file shows and how many are checked
     scripts/check_claims.py --self-test      # the checker's own tests (a wrong number must fail)
+    scripts/check_claims.py --update-counts FILE.md ...
+                                             # rewrite the number right before each count(...) marker to what
+                                             # it counts now (a campaign's status line, "9 of 24 runs finished",
+                                             # kept current by the loop that commits its finished runs)
 
 Exit codes: 0 all checked numbers match; 1 a number or an included block differs from its source;
 2 a marker cannot be read (bad syntax, a missing file, a path that selects nothing).
@@ -349,6 +353,34 @@ def check_file(md_path, cache, coverage=None):
     return bad, checked
 
 
+# A count(...) marker right after the number it checks: the one kind of number --update-counts rewrites.
+COUNT_MARKER_RE = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(<!--\s*check\s+(\S+)\s+(count\((?:(?!-->).)*?\))\s*-->)",
+                             re.S)
+
+
+def update_counts(md_path, cache):
+    """Rewrites, in place, the number written right before each marker whose one expression is a count(...)
+    to the count its sources give now (markers in code blocks are examples and stay). Returns one line per
+    number changed. Every other number stays a claim to check, never rewritten."""
+    with open(md_path, encoding="utf-8") as f:
+        raw = f.read()
+    text = re.sub(r"^```.*?^```", lambda m: re.sub(r"[^\n]", " ", m.group(0)), raw, flags=re.S | re.M)
+    rel, changes, out, last = os.path.relpath(md_path, ROOT), [], [], 0
+    for m in COUNT_MARKER_RE.finditer(text):
+        src, expr = m.group(3), " ".join(m.group(4).split())
+        doc = load_json(src, cache) if src.endswith((".json", ".jsonl")) else {}
+        value = int(round(evaluate(expr, doc, cache)))
+        new = f"{value:,}" if value >= 1000 else str(value)
+        if new != m.group(1):
+            changes.append(f"{rel}:{text.count(chr(10), 0, m.start()) + 1}: {m.group(1)} -> {new}")
+        out += [raw[last:m.start(1)], new]
+        last = m.end(1)
+    if changes:
+        with open(md_path, "w", encoding="utf-8") as f:
+            f.write("".join(out) + raw[last:])
+    return changes
+
+
 def default_files():
     files = [os.path.join(ROOT, "README.md")]
     files += sorted(glob.glob(os.path.join(ROOT, "results", "**", "README.md"), recursive=True))
@@ -431,6 +463,19 @@ def self_test():
             got = run(body)
             if got != want:
                 failures.append(f"{body[:70]!r}: want {want}, got {got}")
+        # --update-counts: the count before a count(...) marker follows its files; nothing else moves
+        marker = "<!-- check r/report.json count('r/runs/*/results.json') -->"
+        body = (f"**5{marker} of 9 runs**, 40.8<!-- check r/report.json cells[row=b][metric=t.bleu].mean -->\n"
+                f"```\n7{marker}\n```\n")
+        p = os.path.join(d, "x.md")
+        with open(p, "w") as f:
+            f.write(body)
+        changes = update_counts(p, {})
+        with open(p) as f:
+            after = f.read()
+        cases.append(("--update-counts", None))
+        if after != body.replace("**5<", "**2<", 1) or len(changes) != 1 or update_counts(p, {}):
+            failures.append(f"--update-counts: got {after!r}, changes {changes}")
         ROOT = old_root
     for f in failures:
         print("self-test FAILED:", f, file=sys.stderr)
@@ -444,9 +489,22 @@ def main():
     ap.add_argument("files", nargs="*", help="Markdown files (default: README.md, results/**/README.md, docs/*.md)")
     ap.add_argument("--coverage", action="store_true", help="also print, per file, numbers shown and numbers checked")
     ap.add_argument("--self-test", action="store_true", help="run the checker's own tests")
+    ap.add_argument("--update-counts", action="store_true",
+                    help="rewrite the number before each count(...) marker of FILES to the current count, then check")
     a = ap.parse_args()
     if a.self_test:
         return self_test()
+    if a.update_counts:
+        if not a.files:
+            print("check_claims: --update-counts needs the files to rewrite", file=sys.stderr)
+            return 2
+        try:
+            for f in a.files:
+                for line in update_counts(os.path.abspath(f), {}):
+                    print(line)
+        except MarkerError as e:
+            print(f"check_claims: {e}", file=sys.stderr)
+            return 2
     files = [os.path.abspath(f) for f in a.files] or default_files()
     cache, mismatches, total, coverage = {}, [], 0, ({} if a.coverage else None)
     for f in files:
