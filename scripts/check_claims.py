@@ -266,6 +266,12 @@ def section(text, heading):
     raise MarkerError(f"no heading '{heading}'")
 
 
+def blank_code_blocks(text):
+    """The text with every fenced code block's characters blanked, newlines kept (positions and line numbers
+    stay): markers in code blocks are examples, not claims."""
+    return re.sub(r"^```.*?^```", lambda m: re.sub(r"[^\n]", " ", m.group(0)), text, flags=re.S | re.M)
+
+
 def check_file(md_path, cache, coverage=None):
     """Returns (mismatches, checked count); raises MarkerError for an unreadable marker."""
     with open(md_path, encoding="utf-8") as f:
@@ -273,7 +279,7 @@ def check_file(md_path, cache, coverage=None):
     raw = text
     # Markers inside fenced code blocks are examples, not claims: blanked out (line numbers kept). An
     # include block may itself be a code block (a source file shown whole): includes read the raw text.
-    text = re.sub(r"^```.*?^```", lambda m: re.sub(r"[^\n]", " ", m.group(0)), text, flags=re.S | re.M)
+    text = blank_code_blocks(text)
     rel = os.path.relpath(md_path, ROOT)
     bad, checked = [], 0
 
@@ -364,7 +370,7 @@ def update_counts(md_path, cache):
     number changed. Every other number stays a claim to check, never rewritten."""
     with open(md_path, encoding="utf-8") as f:
         raw = f.read()
-    text = re.sub(r"^```.*?^```", lambda m: re.sub(r"[^\n]", " ", m.group(0)), raw, flags=re.S | re.M)
+    text = blank_code_blocks(raw)
     rel, changes, out, last = os.path.relpath(md_path, ROOT), [], [], 0
     for m in COUNT_MARKER_RE.finditer(text):
         src, expr = m.group(3), " ".join(m.group(4).split())
