@@ -434,6 +434,46 @@ TEST_CASE("report/learning_curves_average_seeds_per_row", "[report]") {
     fs::remove_all(dir);
 }
 
+TEST_CASE("report/the loss-by-position plot marks the training length, unless the sweep varies it", "[report]") {
+    // A language model trained at 16 tokens, its loss by position in windows of 64 (loss_pos64@p): the plot
+    // is titled as such and has a dashed line at 16; with data.lm.context swept there is no one length.
+    const std::string dir = fresh_dir("report_by_position");
+    auto experiment = [&](const std::string& name, const std::string& grid) {
+        const std::string exp = dir + "/" + name;
+        fs::create_directories(exp + "/runs/type=alibi_seed=1");
+        std::ofstream(exp + "/experiment.yaml")
+            << "name: " << name << "\ndata: {task: brown, lm: {context: 16, eval_lengths: [16, 64]}}\n"
+               "model: {family: decoder_only, position: {type: alibi}}\n"
+               "eval: {splits: [val, test], metrics: [ppl, loss_by_position], split_metrics: {val: [ppl]}}\n"
+               "sweep:\n  grid:\n    model.position.type: [alibi]\n" << grid
+            << "report:\n  rows: model.position.type\n  metrics: [test.ppl@16, test.loss_pos64@48]\n  plots: [metric_vs_length]\n";
+        std::ofstream(exp + "/runs/type=alibi_seed=1/results.json")
+            << "{\"id\": \"type=alibi_seed=1\", \"labels\": {\"model.position.type\": \"alibi\", \"seed\": \"1\"}, "
+               "\"metrics\": {\"test.ppl@16\": 90, \"test.loss_pos64@0\": 5.1, \"test.loss_pos64@16\": 4.6, "
+               "\"test.loss_pos64@32\": 4.5, \"test.loss_pos64@48\": 4.4}}\n";
+        ReportTables t = build_report(exp);
+        std::string note;
+        render_plots(exp, t, &note);
+        std::ifstream in(exp + "/plots/metric_vs_length.test.loss_pos64.gp");
+        return std::make_tuple(t.train_context, note, std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
+    };
+    const auto [context, note, gp] = experiment("one_context", "");
+    CHECK(context == 16);
+    if (!note.empty()) {  // no gnuplot: no plots
+        WARN(note);
+        fs::remove_all(dir);
+        return;
+    }
+    CHECK_THAT(gp, Catch::Contains("set title 'test: loss by position in windows of 64 tokens'") &&
+                       Catch::Contains("set arrow from 16, graph 0 to 16, graph 1") &&
+                       Catch::Contains("past the training length (16)") &&
+                       Catch::Contains("position in the window"));
+    const auto [swept, note2, gp2] = experiment("swept_context", "    data.lm.context: [16]\n");
+    CHECK(swept == 0);
+    CHECK_THAT(gp2, Catch::Contains("loss by position") && !Catch::Contains("set arrow"));
+    fs::remove_all(dir);
+}
+
 TEST_CASE("report/metric_vs_length draws every measured length, the training lengths from val too", "[report]") {
     // Runs that wrote val.accuracy@1..2 (training lengths) and test.accuracy@3..4, while the report lists
     // only test.accuracy@3: the plot's line has all four lengths (the test split's own where both exist).

@@ -1,5 +1,6 @@
 #include "experiments/data/json.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -35,6 +36,10 @@ std::string json_line(const Json& j) {
 }
 
 std::string json_document(const Json& j) { return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n"; }
+
+bool is_string_list(const Json& j) {
+    return j.is_array() && std::all_of(j.begin(), j.end(), [](const Json& e) { return e.is_string(); });
+}
 
 std::string read_text_file(const std::string& path) {
     std::ifstream f(path, std::ios::binary);

@@ -37,6 +37,10 @@ Json parse_json_or_throw(const std::string& text, const std::string& what) {
     }
 }
 
+// Whether j is an array whose every element is a string ([] included): a list of names in a file we read
+// (state.json's machines, results.json's trained_on).
+bool is_string_list(const Json& j);
+
 // The whole text of a file ("" when it cannot be opened: callers check that it exists first).
 std::string read_text_file(const std::string& path);
 

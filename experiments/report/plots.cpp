@@ -363,11 +363,19 @@ std::vector<std::string> draw_plots(const fs::path& dir, const ReportTables& t, 
                     extra += fmt::format("set arrow from {0}, graph 0 to {0}, graph 1 nohead dt 2 lc rgb '#555555'\n"
                                          "set label '{1} ->' at {0}, graph 0.97 offset 0.5, 0 font ',9'\n",
                                          split_from - 0.5, split);
-                const std::string title = base + (col.empty() ? "" : " — " + col) +
-                                          (mixed ? fmt::format(" (lengths below {} from the other splits)", split_from) : "");
+                // loss_pos<N>@<p>: the x axis is the position in a window of N tokens, not a length; a dashed
+                // line where the positions the model trained at end
+                const std::size_t window = metric_names::loss_by_position_window(what);
+                const bool by_position = window > 0;
+                if (by_position && t.train_context > 0 && double(t.train_context) < hi)
+                    extra += fmt::format("set arrow from {0}, graph 0 to {0}, graph 1 nohead dt 2 lc rgb '#555555'\n"
+                                         "set label 'past the training length ({0}) ->' at {0}, graph 0.97 offset 0.5, 0 font ',9'\n",
+                                         t.train_context);
+                const std::string title =
+                    (by_position ? fmt::format("{}: loss by position in windows of {} tokens", split, window) : base) +
+                    (col.empty() ? "" : " — " + col) +
+                    (mixed ? fmt::format(" (lengths below {} from the other splits)", split_from) : "");
                 const fs::path sfile = pdir / (stem + ".gp");
-                // loss_pos<N>@<p>: the x axis is the position in a window of N tokens, not a length
-                const bool by_position = metric_names::is_loss_by_position(what);
                 std::ofstream(sfile) << fmt::format(
                     "set terminal pngcairo size 1000,720 noenhanced\nset output '{}'\nset title '{}'\nset xlabel "
                     "'{}{}'\nset ylabel '{}'\n{}{}{}set grid\nset key below font ',9' maxrows 5\nplot {}\n",

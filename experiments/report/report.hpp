@@ -31,6 +31,9 @@ struct ReportTables {
     std::string commits, machines, latest;
     double train_seconds = 0;
     std::vector<std::string> plots;  // report.plots; empty = every plot that applies
+    // data.lm.context, the length a language model trained at (the loss-by-position plot marks it); 0 when
+    // the sweep varies it (no one length to mark)
+    long train_context = 0;
     // report.baseline: for each (row, metric), row minus baseline over the seeds both have (paired by
     // seed: the same data order and initial draws, so seed-to-seed luck cancels)
     std::string baseline;

@@ -101,7 +101,7 @@ std::vector<RunResult> read_runs(const fs::path& dir) {
         r.machine = text("machine");
         if (n.contains("trained_on")) {  // since 2026-11-27
             const Json& t = n["trained_on"];
-            if (!t.is_array() || !std::all_of(t.begin(), t.end(), [](const Json& e) { return e.is_string(); }))
+            if (!is_string_list(t))
                 throw wrong("trained_on", "a list of strings");
             r.trained_on = t.get<std::vector<std::string>>();
         }

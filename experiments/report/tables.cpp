@@ -286,6 +286,12 @@ ReportTables build_report(const std::string& dir_in) {
     t.cols = axis_order(cfg, cfg.report.columns, runs);
     t.metrics = cfg.report.metrics;
     t.plots = cfg.report.plots;
+    {
+        const auto sweeps_context = [](const std::vector<SweepAxis>& axes) {
+            return std::any_of(axes.begin(), axes.end(), [](const SweepAxis& a) { return a.key == "data.lm.context"; });
+        };
+        if (!sweeps_context(cfg.sweep.grid) && !sweeps_context(cfg.sweep.cells)) t.train_context = cfg.data.lm.context;
+    }
     if (t.metrics.empty())
         for (auto& s : cfg.eval.splits)
             for (auto& m : cfg.eval.metrics_for(s)) t.metrics.push_back(s + "." + m);
@@ -298,8 +304,8 @@ ReportTables build_report(const std::string& dir_in) {
     for (const auto& r : runs) {
         if (!r.commit.empty()) commits.insert(r.commit);
         if (!r.machine.empty()) machines.insert(r.machine);
-        for (const auto& m : r.trained_on)  // "not recorded (steps 1-N)": results.json says it, the list of machines need not
-            if (m.rfind("not recorded", 0) != 0) machines.insert(m);
+        for (const auto& m : r.trained_on)  // results.json says "not recorded", the list of machines need not
+            if (!is_machines_not_recorded(m)) machines.insert(m);
         seconds += r.train_seconds;
         t.latest = std::max(t.latest, r.finished);
     }

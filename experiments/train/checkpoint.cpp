@@ -190,6 +190,10 @@ std::vector<std::uint64_t> read_npy_u64(const std::string& path) {
 
 bool checkpoint_exists(const std::string& dir) { return fs::exists(fs::path(dir) / "state.json"); }
 
+std::string machines_not_recorded(std::uint64_t steps) { return fmt::format("not recorded (steps 1-{})", steps); }
+
+bool is_machines_not_recorded(const std::string& entry) { return entry.rfind("not recorded (", 0) == 0; }
+
 void save_checkpoint(const std::string& dir, const nn::NamedParams<float>& params, const nn::Adam<float>* adam,
                      const TrainProgress& pr) {
     const fs::path final_dir(dir);
@@ -299,7 +303,7 @@ TrainProgress read_state(const fs::path& dir, bool need_adam_steps, std::size_t*
     // Added 2026-11-27; a checkpoint written before has none (the trainer then says so in the list).
     if (st.contains("machines")) {
         const Json& m = st["machines"];
-        if (!m.is_array() || !std::all_of(m.begin(), m.end(), [](const Json& e) { return e.is_string(); }))
+        if (!is_string_list(m))
             throw CheckpointError(fmt::format(
                 "checkpoint {} has a malformed state.json: 'machines' is not a list of strings", dir.string()));
         pr.machines = m.get<std::vector<std::string>>();

@@ -52,6 +52,11 @@ struct TrainProgress {
     std::vector<std::string> machines;
 };
 
+// The first entry of `machines` for a run resumed from a checkpoint written before machines were recorded
+// ("not recorded (steps 1-N)"), and the test the report uses to leave it out of its list of machines.
+std::string machines_not_recorded(std::uint64_t steps);
+bool is_machines_not_recorded(const std::string& entry);
+
 // Writes params (+ optimiser moments when adam != nullptr) and progress to `dir` atomically.
 void save_checkpoint(const std::string& dir, const nn::NamedParams<float>& params, const nn::Adam<float>* adam,
                      const TrainProgress& progress);

@@ -182,7 +182,7 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
     pr.config_hash = config_hash_;
     if (!machine_.empty()) {
         if (pr.machines.empty() && pr.step > 0)  // a checkpoint written before machines were recorded
-            pr.machines.push_back(fmt::format("not recorded (steps 1-{})", pr.step));
+            pr.machines.push_back(machines_not_recorded(pr.step));
         if (std::find(pr.machines.begin(), pr.machines.end(), machine_) == pr.machines.end())
             pr.machines.push_back(machine_);
     }
