@@ -474,6 +474,66 @@ TEST_CASE("report/the loss-by-position plot marks the training length, unless th
     fs::remove_all(dir);
 }
 
+TEST_CASE("report/compare sets the other experiment's rows beside with every metric, and dashed in the length plot", "[report]") {
+    // A study trained short (rows rope, alibi; 2 seeds) and its reference trained long (rope only, 1 seed),
+    // named by report.compare: the reference's row appears with every metric in its own table and in
+    // report.json, and as a dashed line in the metric-vs-length plot; alibi has none.
+    const std::string dir = fresh_dir("report_compare_rows");
+    auto write = [&](const std::string& name, const std::vector<std::string>& types, int seeds, double shift,
+                     const std::string& extra) {
+        const std::string exp = dir + "/" + name;
+        std::string grid;
+        for (auto& ty : types) grid += (grid.empty() ? "" : ", ") + ty;
+        fs::create_directories(exp + "/runs");
+        std::ofstream(exp + "/experiment.yaml")
+            << "name: " << name << "\ndata: {task: brown, lm: {context: 16, eval_lengths: [16, 64]}}\n"
+               "model: {family: decoder_only, position: {type: alibi}}\n"
+               "eval: {splits: [val, test], metrics: [ppl], split_metrics: {val: [ppl]}}\n"
+               "sweep:\n  grid:\n    model.position.type: [" << grid << "]\n"
+               "report:\n  rows: model.position.type\n  metrics: [test.ppl@16, test.ppl@64]\n  plots: [metric_vs_length]\n"
+            << extra;
+        for (auto& ty : types)
+            for (int seed = 1; seed <= seeds; ++seed) {
+                const std::string id = "type=" + ty + "_seed=" + std::to_string(seed);
+                fs::create_directories(exp + "/runs/" + id);
+                std::ofstream(exp + "/runs/" + id + "/results.json")
+                    << "{\"id\": \"" << id << "\", \"labels\": {\"model.position.type\": \"" << ty << "\", \"seed\": \""
+                    << seed << "\"}, \"metrics\": {\"test.ppl@16\": " << 90 + shift + seed << ", \"test.ppl@64\": "
+                    << 150 + shift + seed << "}}\n";
+            }
+        return exp;
+    };
+    const std::string long_dir = write("long", {"rope"}, 1, -20, "");
+    const std::string exp = write("short", {"rope", "alibi"}, 2, 0,
+                                  "  compare: {dir: " + long_dir + ", title: trained long}\n");
+    ReportTables t = build_report(exp);
+    CHECK(t.compare_length_cells.at({"rope", "test.ppl@64"}).mean == Approx(131));
+    CHECK(t.compare_length_cells.count({"alibi", "test.ppl@64"}) == 0);
+    const std::string md = render_markdown(t);
+    CHECK_THAT(md, Catch::Contains("### trained long") && Catch::Contains("| rope | 71.00 (n=1) | 131.00 (n=1) |") &&
+                       !Catch::Contains("| alibi | – | – |"));
+    const Json j = Json::parse(render_json(t));
+    REQUIRE(j.contains("compare"));
+    CHECK(j["compare"]["cells"].size() == 2);
+    CHECK(j["compare"]["cells"][1]["metric"] == "test.ppl@64");
+    CHECK(j["compare"]["cells"][1]["mean"].get<double>() == Approx(131));
+    CHECK_FALSE(Json::parse(render_json(build_report(long_dir))).contains("compare"));  // only with report.compare
+    std::string note;
+    render_plots(exp, t, &note);
+    if (!note.empty()) {
+        WARN(note);
+        fs::remove_all(dir);
+        return;
+    }
+    std::ifstream in(exp + "/plots/metric_vs_length.test.ppl.rope.compare.dat");
+    CHECK(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()) == "16 71\n64 131\n");
+    CHECK_FALSE(fs::exists(exp + "/plots/metric_vs_length.test.ppl.alibi.compare.dat"));
+    std::ifstream gin(exp + "/plots/metric_vs_length.test.ppl.gp");
+    CHECK_THAT(std::string((std::istreambuf_iterator<char>(gin)), std::istreambuf_iterator<char>()),
+               Catch::Contains("dt 2") && Catch::Contains("title 'rope (trained long)'"));
+    fs::remove_all(dir);
+}
+
 TEST_CASE("report/metric_vs_length draws every measured length, the training lengths from val too", "[report]") {
     // Runs that wrote val.accuracy@1..2 (training lengths) and test.accuracy@3..4, while the report lists
     // only test.accuracy@3: the plot's line has all four lengths (the test split's own where both exist).

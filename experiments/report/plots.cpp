@@ -345,12 +345,26 @@ std::vector<std::string> draw_plots(const fs::path& dir, const ReportTables& t, 
                         text += fmt::format("{} {} {} {}\n", x, c->second.mean, c->second.mean - c->second.std,
                                             c->second.mean + c->second.std);
                     }
-                    if (text.empty()) continue;  // a row with no finished run at this column
-                    std::ofstream(d) << text;
+                    // report.compare's run of this row (e.g. trained at the longest window), dashed in its colour
+                    std::string compare;
+                    if (col.empty() && !t.compare_title.empty())
+                        for (const auto& [x, m] : points)
+                            if (auto c = t.compare_length_cells.find({row, m}); c != t.compare_length_cells.end() && c->second.n)
+                                compare += fmt::format("{} {}\n", x, c->second.mean);
+                    if (text.empty() && compare.empty()) continue;  // a row with no finished run at this column
                     const char* colour = colours[i++ % (sizeof colours / sizeof *colours)];
-                    plot += fmt::format("{}'{}' using 1:3:4 with filledcurves fc rgb '{}' fs transparent solid 0.12 notitle, "
-                                        "'' using 1:2 with linespoints lc rgb '{}' lw 2 pt 7 ps 0.7 title '{}'",
-                                        plot.empty() ? "" : ", ", d.string(), colour, colour, gq(row));
+                    if (!text.empty()) {
+                        std::ofstream(d) << text;
+                        plot += fmt::format("{}'{}' using 1:3:4 with filledcurves fc rgb '{}' fs transparent solid 0.12 notitle, "
+                                            "'' using 1:2 with linespoints lc rgb '{}' lw 2 pt 7 ps 0.7 title '{}'",
+                                            plot.empty() ? "" : ", ", d.string(), colour, colour, gq(row));
+                    }
+                    if (!compare.empty()) {
+                        const fs::path cd = pdir / (stem + "." + safe_name(row) + ".compare.dat");
+                        std::ofstream(cd) << compare;
+                        plot += fmt::format("{}'{}' using 1:2 with linespoints dt 2 lc rgb '{}' lw 1.5 pt 6 ps 0.7 title '{}'",
+                                            plot.empty() ? "" : ", ", cd.string(), colour, gq(row + " (" + t.compare_title + ")"));
+                    }
                 }
                 if (plot.empty()) continue;
                 const bool ppl = what.find("ppl") != std::string::npos;

@@ -115,6 +115,26 @@ std::string render_markdown(const ReportTables& t) {
     md += fmt::format("\nmean ± sample standard deviation over seeds (n = number of finished runs). {} runs, {:.1f} h of "
                       "training in total.\n",
                       t.runs, t.train_seconds / 3600.0);
+    // report.compare: the other experiment's matched rows with every metric (the main table shows only the
+    // first), e.g. the reference trained at the longest window beside a train-short study.
+    if (!t.compare_title.empty() && !t.compare_cells.empty()) {
+        md += fmt::format("\n### {}\n\n{} ({}): its rows with this table's labels, mean ± sd over its seeds (n).\n\n| {} |",
+                          t.compare_title, t.compare_title, t.compare_dir, t.rows_key);
+        for (auto& m : t.metrics) md += " " + m + " |";
+        md += "\n|---|";
+        for (std::size_t i = 0; i < t.metrics.size(); ++i) md += "---|";
+        md += "\n";
+        for (auto& r : t.rows) {
+            std::string line = "| " + row_name(r) + " |";
+            bool any = false;
+            for (auto& m : t.metrics) {
+                auto c = t.compare_cells.find({r, m});
+                any = any || (c != t.compare_cells.end() && c->second.n > 0);
+                line += " " + (c == t.compare_cells.end() ? std::string("–") : cell_text(c->second)) + " |";
+            }
+            if (any) md += line + "\n";
+        }
+    }
     if (!t.competence_what.empty()) {
         // One table per view: the counts, then each metric over the competent runs and its max over all runs.
         auto grid = [&](const std::string& caption, const std::function<std::string(const std::string&, const std::string&)>& text) {
@@ -391,16 +411,28 @@ std::string render_json(const ReportTables& t) {
                            {"p", json_number(c.p, 6)}, {"p_holm", json_number(c.p_holm, 6)}, {"holds", c.p_holm < 0.05}});
         return out;
     };
-    return json_document({{"title", t.title},
-                          {"rows_key", t.rows_key},
-                          {"columns_key", t.cols_key},
-                          {"runs", t.runs},
-                          {"commits", t.commits},
-                          {"cells", cells},
-                          {"contrasts", contrasts},
-                          {"per_seed", per_seed},
-                          {"family_t", family_json(t.family_t)},
-                          {"family_bootstrap", family_json(t.family_bootstrap)}});
+    Json compare = nullptr;
+    if (!t.compare_title.empty()) {
+        Json cc = Json::array();
+        for (auto& [key, st] : t.compare_cells) {
+            if (st.n == 0) continue;
+            const auto [mean, sd] = stats(st);
+            cc.push_back({{"row", key.first}, {"metric", key.second}, {"mean", mean}, {"std", sd}, {"n", st.n}});
+        }
+        compare = {{"title", t.compare_title}, {"dir", t.compare_dir}, {"cells", cc}};
+    }
+    Json doc = {{"title", t.title},
+                {"rows_key", t.rows_key},
+                {"columns_key", t.cols_key},
+                {"runs", t.runs},
+                {"commits", t.commits},
+                {"cells", cells},
+                {"contrasts", contrasts},
+                {"per_seed", per_seed},
+                {"family_t", family_json(t.family_t)},
+                {"family_bootstrap", family_json(t.family_bootstrap)}};
+    if (!compare.is_null()) doc["compare"] = compare;  // only with report.compare
+    return json_document(doc);
 }
 
 }  // namespace relpos

@@ -58,11 +58,13 @@ struct ReportTables {
         std::map<std::string, std::size_t> stop_reasons;
     };
     std::map<std::string, Training> training;  // row label
-    // report.compare: the other experiment's cells and paired differences, by (row, metric)
     // The labels each run is reported under (this experiment's sweep where it names the run).
     std::map<std::string, std::map<std::string, std::string>> run_labels;
-    std::string compare_title;
-    std::map<std::pair<std::string, std::string>, Stats> compare_cells, compare_paired;
+    // report.compare: the other experiment's cells and paired differences by (row, metric), for the rows
+    // whose labels both have, and every <split>.<metric>@<n> its runs measured (the metric-vs-length plot
+    // draws them dashed beside this experiment's lines).
+    std::string compare_title, compare_dir;
+    std::map<std::pair<std::string, std::string>, Stats> compare_cells, compare_paired, compare_length_cells;
     // The competence gate (runs whose results.json has "competence"): what was asked, per (row, col) how many
     // runs reached it of how many, each (row, col, metric) over the competent runs, and its max over all runs.
     std::string competence_what;  // "" when no run has a record

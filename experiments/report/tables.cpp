@@ -392,13 +392,18 @@ ReportTables build_report(const std::string& dir_in) {
                                           (dir / "experiment.yaml").string(), cfg.report.compare_dir));
         const ReportTables other = build_report(cfg.report.compare_dir);
         t.compare_title = cfg.report.compare_title;
-        for (const auto& row : t.rows)
+        t.compare_dir = cfg.report.compare_dir;
+        for (const auto& row : t.rows) {
             for (const auto& m : t.metrics) {
                 auto c = other.cells.find({row, other.cols.front(), m});
                 if (c != other.cells.end()) t.compare_cells[{row, m}] = c->second;
                 auto d = other.paired.find({row, m});
                 if (d != other.paired.end()) t.compare_paired[{row, m}] = d->second;
             }
+            for (const auto& [key, st] : other.length_cells)
+                if (std::get<0>(key) == row && std::get<1>(key) == other.cols.front())
+                    t.compare_length_cells[{row, std::get<2>(key)}] = st;
+        }
     }
     // Per-sentence statistics (bootstrap, length buckets) where the task's splits are text files.
     if (const TaskEntry* task = task_entry(cfg); task && task->split_file) add_sentence_statistics(t, cfg, *task, runs);
