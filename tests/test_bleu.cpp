@@ -258,6 +258,14 @@ TEST_CASE("significance/t p-values and Holm's adjustment", "[significance]") {
     CHECK(t_two_sided_p(0.0, 3) == Approx(1.0));
     CHECK(t_two_sided_p(1.0, 1) == Approx(0.5).margin(1e-12));  // Cauchy: P(|T| >= 1) = 1/2
     CHECK(t_two_sided_p(50.0, 4) < 1e-5);
+    // the inverse: the table's 5% points back, and the |t| a 3-seed comparison needs in a family of 84
+    CHECK(t_for_two_sided_p(0.05, 1) == Approx(12.706).margin(1e-3));
+    CHECK(t_for_two_sided_p(0.05, 4) == Approx(2.776).margin(1e-3));
+    CHECK(t_for_two_sided_p(0.05, 30) == Approx(t_critical_95(30)).margin(1e-3));
+    CHECK(t_two_sided_p(t_for_two_sided_p(0.05 / 84, 2), 2) == Approx(0.05 / 84).epsilon(1e-6));
+    CHECK(t_for_two_sided_p(1.0, 3) == Approx(0.0).margin(1e-6));
+    CHECK_THROWS(t_for_two_sided_p(0.0, 3));
+    CHECK_THROWS(t_for_two_sided_p(0.05, 0));
     // Holm: sorted 0.005, 0.01, 0.03, 0.04 (m = 4) -> 0.02, 0.03, 0.06, 0.04 -> monotone 0.02, 0.03, 0.06, 0.06,
     // returned in the input order.
     const auto adj = holm_adjust({0.01, 0.04, 0.03, 0.005});

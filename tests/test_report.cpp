@@ -7,6 +7,7 @@
 #include <iterator>
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include "experiments/data/corpus.hpp"
 #include "experiments/tasks/multi30k.hpp"
@@ -308,6 +309,11 @@ TEST_CASE("report/baseline_differences_are_paired_by_seed", "[report]") {
     CHECK(k0t->p_holm == Approx(holm_adjust(raw)[std::size_t(k0t - t2.family_t.begin())]).margin(1e-12));
     CHECK(k0t->p_holm > k0t->p);  // a family of more than one: the adjustment costs something
     CHECK_THAT(render_markdown(t2), Catch::Contains("### Multiplicity (Holm)") && Catch::Contains("| 0 − 16 | test2016.bleu_tok | 2 |"));
+    // and what the family's size asks of a 2-seed comparison: p < 0.05 / m, the |t| that gives it with 1 df
+    const std::size_t m = t2.family_t.size();
+    CHECK_THAT(render_markdown(t2), Catch::Contains(fmt::format("The first comparison to hold needs p < 0.05/{} = {:.2g}: |t| > {:.1f} with 2 seeds (1 df)",
+                                                                m, 0.05 / double(m), t_for_two_sided_p(0.05 / double(m), 1))));
+    CHECK(t_for_two_sided_p(0.05 / double(m), 1) > 12.706);  // more than the unadjusted 5% point
     // A contrast that repeats a baseline comparison (0 - 16 with baseline 16) is the same test: counted once.
     std::ofstream(dir + "/fixture_k/experiment.yaml", std::ios::app) << "  contrasts: [[\"0\", \"16\"]]\n";
     const ReportTables t3 = build_report(dir + "/fixture_k");

@@ -120,6 +120,17 @@ double t_two_sided_p(double t, std::size_t df) {
     return incomplete_beta(v / 2, 0.5, v / (v + t * t));
 }
 
+double t_for_two_sided_p(double p, std::size_t df) {
+    if (df == 0 || !(p > 0) || p > 1) throw std::invalid_argument("t_for_two_sided_p: needs df >= 1 and 0 < p <= 1");
+    double lo = 0, hi = 1;
+    while (t_two_sided_p(hi, df) > p) hi *= 2;  // p falls as |t| grows
+    for (int i = 0; i < 200 && hi - lo > 1e-9 * hi; ++i) {
+        const double mid = 0.5 * (lo + hi);
+        (t_two_sided_p(mid, df) > p ? lo : hi) = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
 std::vector<double> holm_adjust(const std::vector<double>& p) {
     const std::size_t m = p.size();
     std::vector<std::size_t> order(m);

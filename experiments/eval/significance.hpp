@@ -34,6 +34,11 @@ double t_critical_95(std::size_t df);
 // P(|T| >= |t|) = I_{df / (df + t²)}(df / 2, 1 / 2), the regularized incomplete beta function.
 double t_two_sided_p(double t, std::size_t df);
 
+// The |t| whose two-sided p with df >= 1 degrees of freedom is p (0 < p <= 1): the inverse of t_two_sided_p,
+// by bisection. How large a paired t must be to hold at a given level (the smallest p of a Holm family of
+// m must be below alpha / m).
+double t_for_two_sided_p(double p, std::size_t df);
+
 // Holm's step-down adjustment (Holm 1979) of a family of p-values, in their order: sorted ascending,
 // p_(i) becomes max over j <= i of min(1, (m - j + 1) · p_(j)). A comparison survives the correction at
 // level alpha when its adjusted p is < alpha; the family-wise error rate is then at most alpha.

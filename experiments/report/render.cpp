@@ -261,8 +261,24 @@ std::string render_markdown(const ReportTables& t) {
         auto family_table = [&](const std::vector<ReportTables::Comparison>& fam, const std::string& test) {
             std::size_t kept = 0;
             for (auto& c : fam) kept += c.p_holm < 0.05;
-            md += fmt::format("{}: a family of {} comparisons; {} of them have a Holm-adjusted p < 0.05.\n\n", test,
+            md += fmt::format("{}: a family of {} comparisons; {} of them have a Holm-adjusted p < 0.05.", test,
                               fam.size(), kept);
+            if (&fam == &t.family_t) {
+                // What the family's size asks of a seed-paired t: the first to hold needs p < 0.05 / m, so
+                // "not shown" with few seeds can be a matter of power, not of size.
+                std::set<std::size_t> ns;
+                for (auto& c : fam) ns.insert(c.n);
+                std::string need;
+                for (auto n : ns)
+                    if (n >= 2)
+                        need += fmt::format("{}|t| > {:.1f} with {} seeds ({} df)", need.empty() ? "" : ", ",
+                                            t_for_two_sided_p(0.05 / double(fam.size()), n - 1), n, n - 1);
+                if (!need.empty())
+                    md += fmt::format(" The first comparison to hold needs p < 0.05/{} = {:.2g}: {}; \"not shown\" "
+                                      "is then as much a matter of seeds as of the size of a difference.",
+                                      fam.size(), 0.05 / double(fam.size()), need);
+            }
+            md += "\n\n";
             md += "| comparison | metric | n | Δ | p | p (Holm) | after Holm |\n|---|---|---|---|---|---|---|\n";
             for (auto& c : fam)
                 md += fmt::format("| {} − {} | {} | {} | {:+.2f} | {:.4f} | {:.4f} | {} |\n", row_name(c.a), row_name(c.b),
