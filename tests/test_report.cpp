@@ -524,6 +524,10 @@ TEST_CASE("report/compare sets the other experiment's rows beside with every met
     CHECK(j["compare"]["cells"][1]["metric"] == "test.ppl@64");
     CHECK(j["compare"]["cells"][1]["mean"].get<double>() == Approx(131));
     CHECK_FALSE(Json::parse(render_json(build_report(long_dir))).contains("compare"));  // only with report.compare
+    // a reference with no finished run yet: no table (not an empty one)
+    const std::string empty_dir = write("empty", {"rope"}, 0, 0, "");
+    const std::string exp2 = write("short2", {"rope"}, 1, 0, "  compare: {dir: " + empty_dir + ", title: trained long}\n");
+    CHECK_THAT(render_markdown(build_report(exp2)), !Catch::Contains("### trained long"));
     std::string note;
     render_plots(exp, t, &note);
     if (!note.empty()) {

@@ -117,13 +117,8 @@ std::string render_markdown(const ReportTables& t) {
                       t.runs, t.train_seconds / 3600.0);
     // report.compare: the other experiment's matched rows with every metric (the main table shows only the
     // first), e.g. the reference trained at the longest window beside a train-short study.
-    if (!t.compare_title.empty() && !t.compare_cells.empty()) {
-        md += fmt::format("\n### {}\n\n{} ({}): its rows with this table's labels, mean ± sd over its seeds (n).\n\n| {} |",
-                          t.compare_title, t.compare_title, t.compare_dir, t.rows_key);
-        for (auto& m : t.metrics) md += " " + m + " |";
-        md += "\n|---|";
-        for (std::size_t i = 0; i < t.metrics.size(); ++i) md += "---|";
-        md += "\n";
+    if (!t.compare_title.empty()) {
+        std::string lines;  // the rows the other experiment has a finished run of
         for (auto& r : t.rows) {
             std::string line = "| " + row_name(r) + " |";
             bool any = false;
@@ -132,7 +127,15 @@ std::string render_markdown(const ReportTables& t) {
                 any = any || (c != t.compare_cells.end() && c->second.n > 0);
                 line += " " + (c == t.compare_cells.end() ? std::string("–") : cell_text(c->second)) + " |";
             }
-            if (any) md += line + "\n";
+            if (any) lines += line + "\n";
+        }
+        if (!lines.empty()) {
+            md += fmt::format("\n### {}\n\n{} ({}): its rows with this table's labels, mean ± sd over its seeds (n).\n\n| {} |",
+                              t.compare_title, t.compare_title, t.compare_dir, t.rows_key);
+            for (auto& m : t.metrics) md += " " + m + " |";
+            md += "\n|---|";
+            for (std::size_t i = 0; i < t.metrics.size(); ++i) md += "---|";
+            md += "\n" + lines;
         }
     }
     if (!t.competence_what.empty()) {
