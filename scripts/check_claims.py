@@ -49,6 +49,11 @@ does not render them, so the page reads as before):
                                              # rewrite the number right before each count(...) marker to what
                                              # it counts now (a campaign's status line, "9 of 24 runs finished",
                                              # kept current by the loop that commits its finished runs)
+    scripts/check_claims.py --fill FILE.md ...
+                                             # write the numbers of new markers: each placeholder ?? (an
+                                             # integer), ??.? (one decimal), ??.?? (two), +??.? (a sign on
+                                             # positive values too) before a check marker becomes its value,
+                                             # so a page is written marker first and never copied by hand
 
 Exit codes: 0 all checked numbers match; 1 a number or an included block differs from its source;
 2 a marker cannot be read (bad syntax, a missing file, a path that selects nothing).
@@ -387,6 +392,57 @@ def update_counts(md_path, cache):
     return changes
 
 
+# A placeholder for a number --fill writes: ??, ??.?, ??.??, ... with an optional '+' (show the sign of a
+# positive value too); in the order of the numbers a marker checks, mixed with numbers already written.
+PLACEHOLDER_RE = re.compile(r"(\+?)\?\?(?:\.(\?+))?(?![\w?])")
+NUMBER_OR_PLACEHOLDER_RE = re.compile(PLACEHOLDER_RE.pattern + "|" + NUMBER_RE.pattern)
+
+
+def format_number(value, decimals, plus):
+    text = f"{abs(value):,.{decimals}f}" if round(abs(value), decimals) >= 1000 else f"{abs(value):.{decimals}f}"
+    if float(text.replace(",", "")) == 0:
+        return text
+    return ("-" if value < 0 else "+" if plus else "") + text
+
+
+def fill_placeholders(md_path, cache):
+    """Rewrites, in place, each placeholder (??, ??.?, +??.?? ...) before a check marker to the value of the
+    marker's expression that checks it, rounded to the placeholder's decimals (markers in code blocks are
+    examples and stay). Returns one line per number written."""
+    with open(md_path, encoding="utf-8") as f:
+        raw = f.read()
+    text = blank_code_blocks(raw)
+    rel, filled, edits = os.path.relpath(md_path, ROOT), [], []
+    for m in CHECK_RE.finditer(text):
+        body = " ".join(m.group(1).split())
+        src, _, exprs = body.partition(" ")
+        exprs = [e for e in (x.strip() for x in exprs.split(";")) if e]
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        prev = text.rfind("-->", line_start, m.start())
+        start = prev + 3 if prev >= 0 else line_start
+        # the numbers and placeholders before the marker, comments blanked (offsets kept)
+        before = re.sub(r"<!--.*?-->", lambda c: " " * len(c.group(0)), text[start:m.start()], flags=re.S)
+        tokens = list(NUMBER_OR_PLACEHOLDER_RE.finditer(before))[-len(exprs):] if exprs else []
+        where = f"{rel}:{text.count(chr(10), 0, m.start()) + 1}"
+        for tok, expr in zip(tokens, exprs[len(exprs) - len(tokens):]):
+            if "?" not in tok.group(0):
+                continue
+            doc = load_json(src, cache) if src.endswith((".json", ".jsonl")) else {}
+            try:
+                value = evaluate(expr, doc, cache)
+            except MarkerError as e:
+                raise MarkerError(f"{where}: {src}: {e}")
+            new = format_number(value, len(tok.group(2) or ""), tok.group(1) == "+")
+            edits.append((start + tok.start(), start + tok.end(), new))
+            filled.append(f"{where}: {tok.group(0)} -> {new}")
+    for a, b, new in sorted(edits, reverse=True):
+        raw = raw[:a] + new + raw[b:]
+    if edits:
+        with open(md_path, "w", encoding="utf-8") as f:
+            f.write(raw)
+    return filled
+
+
 def default_files():
     files = [os.path.join(ROOT, "README.md")]
     files += sorted(glob.glob(os.path.join(ROOT, "results", "**", "README.md"), recursive=True))
@@ -482,6 +538,21 @@ def self_test():
         cases.append(("--update-counts", None))
         if after != body.replace("**5<", "**2<", 1) or len(changes) != 1 or update_counts(p, {}):
             failures.append(f"--update-counts: got {after!r}, changes {changes}")
+        # --fill: placeholders become the values their markers check, at the decimals they ask for
+        body = ("a 40.89 ± ??.??<!-- check r/report.json cells[row={type: a, k: 2}][metric=t.bleu].mean ; "
+                "cells[row={type: a, k: 2}][metric=t.bleu].std -->, Δ +??.?<!-- check r/report.json "
+                "metrics[\"t.bleu\"] --> and ??<!-- check r/report.json n -->, +??<!-- check r/report.json "
+                "cells[row=b][metric=t.bleu].mean -->\n```\n??<!-- check r/report.json n -->\n```\n")
+        with open(p, "w") as f:
+            f.write(body)
+        filled = fill_placeholders(p, {})
+        with open(p) as f:
+            after = f.read()
+        want = (body.replace("± ??.??<", "± 0.24<").replace("+??.?<", "-8.3<").replace("and ??<", "and 8,300<")
+                .replace("+??<", "+20<"))
+        cases.append(("--fill", None))
+        if after != want or len(filled) != 4 or check_file(p, {}) != ([], 5):
+            failures.append(f"--fill: got {after!r}, filled {filled}")
         ROOT = old_root
     for f in failures:
         print("self-test FAILED:", f, file=sys.stderr)
@@ -497,9 +568,22 @@ def main():
     ap.add_argument("--self-test", action="store_true", help="run the checker's own tests")
     ap.add_argument("--update-counts", action="store_true",
                     help="rewrite the number before each count(...) marker of FILES to the current count, then check")
+    ap.add_argument("--fill", action="store_true",
+                    help="write each placeholder (??, ??.?, +??.??) before a check marker of FILES, then check")
     a = ap.parse_args()
     if a.self_test:
         return self_test()
+    if a.fill:
+        if not a.files:
+            print("check_claims: --fill needs the files to write", file=sys.stderr)
+            return 2
+        try:
+            for f in a.files:
+                for line in fill_placeholders(os.path.abspath(f), {}):
+                    print(line)
+        except MarkerError as e:
+            print(f"check_claims: {e}", file=sys.stderr)
+            return 2
     if a.update_counts:
         if not a.files:
             print("check_claims: --update-counts needs the files to rewrite", file=sys.stderr)
