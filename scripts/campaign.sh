@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# A study that spans sessions, started and stopped with one command each:
+#
+#   scripts/campaign.sh start [-j N] CONFIG [CONFIG ...]
+#       brings back parked checkpoints (scripts/park_checkpoints.sh restore), then starts N trainers (default:
+#       one per core), STAGGER seconds apart, each running `relpos run CONFIG --jobs 1 threads=1` for the
+#       configs in order (when no point of the first is left to start, a trainer goes on to the next: a study
+#       and then its reference experiment keep every core busy), and the loop that every INTERVAL seconds
+#       commits each finished run (scripts/commit_finished_runs.sh), rewrites the status counts of each
+#       study's README (scripts/check_claims.py --update-counts) and commits them, and parks the unfinished
+#       runs' checkpoints. All detached from the terminal: the session that started them may end.
+#   scripts/campaign.sh status
+#       the trainers and the loop, each trainer's latest progress line, and for each config how many of its
+#       runs have finished and how many core-hours are left (`relpos run CONFIG --list`).
+#   scripts/campaign.sh stop
+#       SIGTERM to the trainers: each writes a checkpoint of its run at the current update and exits (a run
+#       that had finished training is evaluated and written first), then one pass of the loop, so that
+#       nothing finished is left uncommitted and every unfinished run is parked. `start` resumes from there.
+#
+# State lives in .campaign/ (ignored; CAMPAIGN_DIR=<dir> moves it): the copy of the relpos binary the
+# trainers run (rebuilding build/ does not change a campaign under way), the configs, the pids and the logs
+# (trainer<i>.log, loop.log). One campaign at a time per state directory.
+# Environment: RELPOS (the binary to copy; default build/relpos), INTERVAL (default 120), STAGGER (default
+# 20), COMMIT=0 (the loop commits nothing: it parks only), STOP_WAIT (seconds `stop` waits for the trainers
+# to exit; default 1800, an evaluation in progress included).
+# Each config's run store is its `run_store` (or <results_dir>/<name>/runs), its study page
+# <results_dir>/<name>/README.md when there is one; read from the config's top-level keys.
+set -euo pipefail
+self=$(realpath "$0")
+cd "$(dirname "$self")/.."
+state=${CAMPAIGN_DIR:-.campaign}
+interval=${INTERVAL:-120}
+stagger=${STAGGER:-20}
+commit=${COMMIT:-1}
+
+usage() {
+  echo "usage: $0 start [-j N] CONFIG [CONFIG ...] | status | stop   (the comment at the top of $0 says more)" >&2
+  exit 2
+}
+die() { echo "campaign: $*" >&2; exit 2; }
+
+top_key() {  # a top-level scalar of a config: top_key FILE KEY DEFAULT
+  local v
+  v=$(sed -n "s/^$2:[[:space:]]*//p" "$1" | head -n1 | sed 's/[[:space:]]*#.*$//; s/^"\(.*\)"$/\1/; s/^'"'"'\(.*\)'"'"'$/\1/')
+  echo "${v:-$3}"
+}
+
+# the run stores and study pages of the configs in $state/configs: "STORE LINKS README" per config
+targets() {
+  local c name rdir store
+  while IFS= read -r c; do
+    name=$(top_key "$c" name "")
+    rdir=$(top_key "$c" results_dir results)
+    store=$(top_key "$c" run_store "")
+    echo "${store:-$rdir/$name/runs} $rdir/$name/runs $rdir/$name/README.md"
+  done < "$state/configs"
+}
+
+alive() {  # pids from a file that are still running
+  local p
+  [ -f "$1" ] || return 0
+  while read -r p; do
+    [ -n "$p" ] && kill -0 "$p" 2>/dev/null && echo "$p"
+  done < "$1"
+  return 0
+}
+
+loop_pass() {
+  local store links readme
+  while read -r store links readme; do
+    [ -d "$store" ] || continue
+    if [ "$commit" = 1 ]; then
+      if [ "$links" != "$store" ] && [ -d "$links" ]; then
+        scripts/commit_finished_runs.sh "$store" "$links" || true
+      else
+        scripts/commit_finished_runs.sh "$store" || true
+      fi
+      if [ -f "$readme" ] && grep -q "count(" "$readme"; then
+        scripts/check_claims.py --update-counts "$readme" >/dev/null &&
+          { git diff --quiet -- "$readme" || git commit -qm "$(basename "$(dirname "$readme")"): status" -- "$readme"; } ||
+          echo "campaign: $readme: its status counts could not be brought up to date (scripts/check_claims.py $readme says why)"
+      fi
+    fi
+    scripts/park_checkpoints.sh park "$store" || true
+  done < <(targets)
+}
+
+start() {
+  local jobs
+  jobs=$(nproc)
+  while getopts "j:" o; do
+    case "$o" in j) jobs=$OPTARG ;; *) usage ;; esac
+  done
+  shift $((OPTIND - 1))
+  [ $# -ge 1 ] || usage
+  [[ "$jobs" =~ ^[1-9][0-9]*$ ]] || die "-j must be a positive number of trainers, got '$jobs'"
+  [ -z "$(alive "$state/trainers.pid")$(alive "$state/loop.pid")" ] ||
+    die "a campaign is running ($state/trainers.pid, $state/loop.pid): scripts/campaign.sh stop first"
+  local bin=${RELPOS:-build/relpos} c
+  [ -x "$bin" ] || die "$bin is not an executable relpos (make build, or RELPOS=<binary>)"
+  for c in "$@"; do
+    [ -f "$c" ] || die "$c: no such config"
+    [ -n "$(top_key "$c" name "")" ] || die "$c: no top-level name: key"
+  done
+  mkdir -p "$state"
+  printf '%s\n' "$@" > "$state/configs"
+  cp "$bin" "$state/relpos.new" && mv "$state/relpos.new" "$state/relpos"
+  for c in "$@"; do  # every config must load before anything starts
+    "$state/relpos" run "$c" --list > "$state/list.out" 2>&1 || { cat "$state/list.out" >&2; die "$c does not load (above)"; }
+  done
+  local store links readme
+  while read -r store links readme; do
+    [ -d "$store" ] && scripts/park_checkpoints.sh restore "$store"
+  done < <(targets)
+  : > "$state/trainers.pid"
+  local i
+  for ((i = 1; i <= jobs; i++)); do
+    [ "$i" -gt 1 ] && sleep "$stagger"  # two starts at once would both take the first free point's lock race
+    # On SIGTERM the trainer's shell waits for its relpos (bash acts on a signal only when the command it
+    # waits for has exited), so `stop` sees it exit only after the run's checkpoint is written; the trap
+    # makes it start no other config then.
+    setsid nohup bash -c 'trap "stopped=1" TERM; bin=$1; shift
+      for c in "$@"; do
+        "$bin" run "$c" --jobs 1 threads=1; rc=$?
+        if [ -n "${stopped:-}" ] || [ "$rc" -ne 0 ]; then exit "$rc"; fi
+      done' trainer "$state/relpos" "$@" >> "$state/trainer$i.log" 2>&1 < /dev/null &
+    echo $! >> "$state/trainers.pid"
+  done
+  setsid nohup "$self" _loop >> "$state/loop.log" 2>&1 < /dev/null &
+  echo $! > "$state/loop.pid"
+  echo "campaign: $jobs trainer(s) on $(wc -l < "$state/configs") config(s), logs in $state/ (scripts/campaign.sh status)"
+}
+
+loop() {
+  # SIGTERM (from `stop`) ends the loop while it sleeps, or right after the step it is in (a commit is never
+  # cut in half: a trapped signal waits for the command running)
+  trap 'kill "${nap:-}" 2>/dev/null; exit 0' TERM
+  while :; do
+    sleep "$interval" &
+    nap=$!
+    wait "$nap" || true
+    if [ -z "$(alive "$state/trainers.pid")" ]; then
+      loop_pass
+      echo "campaign: every trainer has exited; last pass done at $(date -u +%FT%TZ)"
+      return 0
+    fi
+    loop_pass
+  done
+}
+
+status() {
+  [ -f "$state/configs" ] || { echo "campaign: none started in $state/"; return 0; }
+  local t l i=0 c
+  t=$(alive "$state/trainers.pid" | wc -l)
+  l=$(alive "$state/loop.pid" | wc -l)
+  echo "trainers running: $t of $(cat "$state/trainers.pid" 2>/dev/null | grep -c . || true); commit loop: $([ "$l" -gt 0 ] && echo running || echo stopped)"
+  for f in "$state"/trainer*.log; do
+    [ -f "$f" ] || continue
+    echo "$(basename "$f"): $(tr '\r' '\n' < "$f" | grep -v '^$' | tail -n 1)"
+  done
+  while IFS= read -r c; do
+    echo "$c: $("$state/relpos" run "$c" --list 2>&1 | tail -n 1)"
+  done < "$state/configs"
+}
+
+stop() {
+  [ -f "$state/configs" ] || die "no campaign started in $state/"
+  local p waited=0
+  for p in $(alive "$state/trainers.pid"); do
+    kill -TERM -- "-$p" 2>/dev/null || kill -TERM "$p" 2>/dev/null || true  # its process group: the relpos under it
+  done
+  while [ -n "$(alive "$state/trainers.pid")" ]; do
+    if [ "$waited" -ge "${STOP_WAIT:-1800}" ]; then
+      die "trainers still running after ${STOP_WAIT:-1800} s: $(alive "$state/trainers.pid" | tr '\n' ' ')(see $state/trainer*.log)"
+    fi
+    [ $((waited % 30)) -eq 0 ] && echo "campaign: waiting for the trainers to checkpoint and exit (${waited} s)"
+    sleep 2
+    waited=$((waited + 2))
+  done
+  for p in $(alive "$state/loop.pid"); do kill -TERM "$p" 2>/dev/null || true; done
+  while [ -n "$(alive "$state/loop.pid")" ]; do sleep 1; done
+  loop_pass
+  echo "campaign: stopped; every finished run committed, the others parked (scripts/campaign.sh start resumes)"
+}
+
+[ $# -ge 1 ] || usage
+cmd=$1
+shift
+case "$cmd" in
+  start) start "$@" ;;
+  status) status ;;
+  stop) stop ;;
+  _loop) loop ;;
+  *) usage ;;
+esac

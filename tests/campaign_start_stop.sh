@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# scripts/campaign.sh end to end on two tiny configs (ctest campaign/start_stop_resume, ~30 s): `start -j 2`
+# runs two trainers over config A (two seeds) and then config B (one seed); `stop` while A trains must leave
+# no trainer or loop running, every unfinished run with a checkpoint and a parked copy of it, and no run
+# finished by the stop; a second `start` resumes those runs from their checkpoints (not from step 0) and goes
+# on to B; the loop then exits by itself after its last pass, every run of A and B finished, and `start`
+# refuses to start twice. Fails when `stop` returns before a trainer has exited (it would leave a run
+# writing), when a trainer does not go on to the next config, when a resumed run starts again from step 0,
+# or when the loop outlives the trainers.
+#   tests/campaign_start_stop.sh build/relpos
+set -euo pipefail
+bin=$(realpath "${1:?usage: tests/campaign_start_stop.sh RELPOS_BINARY}")
+cd "$(dirname "$0")/.."
+tmp=$(mktemp -d)
+cleanup() {
+  for f in "$tmp"/state/*.pid; do [ -f "$f" ] && while read -r p; do kill -TERM "$p" 2>/dev/null || true; done < "$f"; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; for f in "$tmp"/state/*.log; do echo "--- $f" >&2; tail -n 5 "$f" >&2; done; exit 1; }
+export CAMPAIGN_DIR=$tmp/state PARK_DIR=$tmp/parked RELPOS=$bin COMMIT=0 INTERVAL=1 STAGGER=1
+
+config() {  # name seeds
+  cat <<EOF
+name: $1
+seed: 1
+threads: 1
+run_store: $tmp/runs
+results_dir: $tmp/results
+data:
+  task: reverse
+  valid_split: val
+  test_splits: [test]
+  synthetic: {n_symbols: 10, train_size: 300, valid_size: 40, test_size: 40, train_len: [2, 5], test_len: [6, 8]}
+model: {family: decoder_only, d_model: 16, heads: 2, d_ff: 32, decoder_layers: 1, dropout: 0.1, attention_dropout: 0.1, norm: pre}
+train: {epochs: 100000, max_steps: 3000, batch_tokens: 200, lr: 0.25, warmup: 10, eval_every: 500, checkpoint_every: 50}
+eval: {batch_tokens: 1000, splits: [val], metrics: [accuracy]}
+sweep:
+  grid:
+    model.position: [{type: alibi}]
+  seeds: $2
+EOF
+}
+config camp_a "[1, 2]" > "$tmp/a.yaml"
+config camp_b "[3]" > "$tmp/b.yaml"
+finished() { find "$tmp/runs" -name results.json 2>/dev/null | wc -l; }
+wait_for() {  # seconds condition...
+  local t=$1; shift
+  for ((i = 0; i < t * 5; i++)); do "$@" && return 0; sleep 0.2; done
+  return 1
+}
+checkpointed() { [ "$(find "$tmp/runs" -path '*/checkpoints/last/state.json' 2>/dev/null | wc -l)" -ge 1 ]; }
+
+scripts/campaign.sh start -j 2 "$tmp/a.yaml" "$tmp/b.yaml" > "$tmp/start.out" || fail "start failed"
+wait_for 60 checkpointed || fail "no checkpoint within 60 s"
+scripts/campaign.sh status > "$tmp/status.out" || fail "status failed"
+grep -q "trainers running: 2 of 2" "$tmp/status.out" || fail "status does not show two trainers: $(cat "$tmp/status.out")"
+scripts/campaign.sh stop > "$tmp/stop.out" || fail "stop failed"
+for f in trainers loop; do
+  while read -r p; do kill -0 "$p" 2>/dev/null && fail "$f process $p still runs after stop"; done < "$tmp/state/$f.pid"
+done
+pgrep -f "$tmp/state/relpos run" > /dev/null && fail "a relpos of the campaign still runs after stop"
+[ "$(finished)" -eq 0 ] || fail "a run finished before the stop; make the runs longer"
+stopped_at=()
+for run in "$tmp"/runs/*/; do
+  [ -f "$run/checkpoints/last/state.json" ] || continue
+  id=$(basename "$run")
+  [ -f "$tmp/parked/$id/checkpoints/last/state.json" ] || fail "run $id has a checkpoint but no parked copy after stop"
+  stopped_at+=("$id")
+done
+[ "${#stopped_at[@]}" -ge 1 ] || fail "no run was left with a checkpoint by the stop"
+grep -q "interrupted" "$tmp"/state/trainer*.log || fail "no trainer log says its run was interrupted"
+
+scripts/campaign.sh start -j 2 "$tmp/a.yaml" "$tmp/b.yaml" > /dev/null || fail "second start failed"
+scripts/campaign.sh start -j 2 "$tmp/a.yaml" "$tmp/b.yaml" 2> "$tmp/twice.err" && fail "a second start while running was accepted"
+grep -q "is running" "$tmp/twice.err" || fail "starting twice does not say why: $(cat "$tmp/twice.err")"
+loop_done() { ! kill -0 "$(cat "$tmp/state/loop.pid")" 2>/dev/null; }
+wait_for 240 loop_done || fail "the loop still runs 240 s after the second start"
+[ "$(finished)" -eq 3 ] || fail "$(finished) of 3 runs finished (config B's seed needs a trainer to go on to it)"
+for id in "${stopped_at[@]}"; do
+  grep -q "resuming from step" "$tmp"/state/trainer*.log || fail "run $id was not resumed from its checkpoint"
+done
+grep -q "every trainer has exited" "$tmp/state/loop.log" || fail "the loop did not make its last pass"
+
+# `stop` waits for a trainer whose relpos takes its time to exit (a run evaluated before it stops): a stand-in
+# relpos that needs 3 s after SIGTERM; stop must not return before it has exited.
+printf '%s\n' '#!/usr/bin/env bash' \
+  'case " $* " in *" --list "*) exit 0 ;; esac' \
+  'trap '"'"'sleep 3; echo "interrupted (stand-in)"; exit 130'"'"' TERM' \
+  'while :; do sleep 0.1; done' > "$tmp/slow_relpos"
+chmod +x "$tmp/slow_relpos"
+CAMPAIGN_DIR=$tmp/state2 RELPOS=$tmp/slow_relpos scripts/campaign.sh start -j 1 "$tmp/a.yaml" > /dev/null ||
+  fail "start with the stand-in failed"
+sleep 1
+t0=$(date +%s.%N)
+CAMPAIGN_DIR=$tmp/state2 scripts/campaign.sh stop > /dev/null || fail "stop with the stand-in failed"
+pgrep -f "$tmp/state2/relpos" > /dev/null && fail "stop returned while the stand-in relpos was still exiting"
+awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { exit !(b - a >= 2.9) }' || fail "stop returned before the stand-in's 3 s"
+grep -q "interrupted (stand-in)" "$tmp/state2/trainer1.log" || fail "the stand-in did not get SIGTERM"
+echo "campaign start/stop/resume: ${#stopped_at[@]} run(s) stopped and resumed, 3 of 3 finished; stop waits for a slow exit"
