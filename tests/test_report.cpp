@@ -510,6 +510,10 @@ TEST_CASE("report/compare sets the other experiment's rows beside with every met
         return exp;
     };
     const std::string long_dir = write("long", {"rope"}, 1, -20, "");
+    // the reference was also evaluated at a length the study was not: its line has that point too
+    std::ofstream(long_dir + "/runs/type=rope_seed=1/results.json")
+        << "{\"id\": \"type=rope_seed=1\", \"labels\": {\"model.position.type\": \"rope\", \"seed\": \"1\"}, "
+           "\"metrics\": {\"test.ppl@16\": 71, \"test.ppl@64\": 131, \"test.ppl@256\": 140}}\n";
     const std::string exp = write("short", {"rope", "alibi"}, 2, 0,
                                   "  compare: {dir: " + long_dir + ", title: trained long}\n");
     ReportTables t = build_report(exp);
@@ -536,7 +540,7 @@ TEST_CASE("report/compare sets the other experiment's rows beside with every met
         return;
     }
     std::ifstream in(exp + "/plots/metric_vs_length.test.ppl.rope.compare.dat");
-    CHECK(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()) == "16 71\n64 131\n");
+    CHECK(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()) == "16 71\n64 131\n256 140\n");
     CHECK_FALSE(fs::exists(exp + "/plots/metric_vs_length.test.ppl.alibi.compare.dat"));
     std::ifstream gin(exp + "/plots/metric_vs_length.test.ppl.gp");
     CHECK_THAT(std::string((std::istreambuf_iterator<char>(gin)), std::istreambuf_iterator<char>()),

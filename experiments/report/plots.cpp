@@ -345,12 +345,25 @@ std::vector<std::string> draw_plots(const fs::path& dir, const ReportTables& t, 
                         text += fmt::format("{} {} {} {}\n", x, c->second.mean, c->second.mean - c->second.std,
                                             c->second.mean + c->second.std);
                     }
-                    // report.compare's run of this row (e.g. trained at the longest window), dashed in its colour
+                    // report.compare's run of this row (e.g. trained at the longest window), dashed in its colour,
+                    // at every length the reference measured (its own, not this experiment's: a reference may
+                    // have been evaluated at lengths this study was not), the plotted split's own where both are
                     std::string compare;
-                    if (col.empty() && !t.compare_title.empty())
-                        for (const auto& [x, m] : points)
-                            if (auto c = t.compare_length_cells.find({row, m}); c != t.compare_length_cells.end() && c->second.n)
-                                compare += fmt::format("{} {}\n", x, c->second.mean);
+                    if (col.empty() && !t.compare_title.empty()) {
+                        std::map<double, std::pair<bool, double>> at_length;  // n -> (the plotted split's, mean)
+                        for (const auto& [key, st] : t.compare_length_cells) {
+                            const std::string& m = key.second;
+                            const auto at = m.rfind('@'), d = m.find('.');
+                            if (key.first != row || !st.n || at == std::string::npos || d == std::string::npos || d > at ||
+                                m.substr(d + 1, at - d - 1) != what || !is_number(m.substr(at + 1)))
+                                continue;
+                            const double n = std::strtod(m.c_str() + at + 1, nullptr);
+                            const bool own = m.compare(0, at, base) == 0;
+                            auto it = at_length.find(n);
+                            if (it == at_length.end() || (own && !it->second.first)) at_length[n] = {own, st.mean};
+                        }
+                        for (const auto& [x, v] : at_length) compare += fmt::format("{} {}\n", x, v.second);
+                    }
                     if (text.empty() && compare.empty()) continue;  // a row with no finished run at this column
                     const char* colour = colours[i++ % (sizeof colours / sizeof *colours)];
                     if (!text.empty()) {
