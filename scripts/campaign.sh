@@ -129,6 +129,15 @@ start() {
   setsid nohup "$self" _loop >> "$state/loop.log" 2>&1 < /dev/null &
   echo $! > "$state/loop.pid"
   echo "campaign: $jobs trainer(s) on $(wc -l < "$state/configs") config(s), logs in $state/ (scripts/campaign.sh status)"
+  # a trainer that exits at once (data not installed, a config that loads but cannot train) says why here
+  sleep "${START_CHECK:-3}"
+  i=0
+  while read -r p; do
+    i=$((i + 1))
+    kill -0 "$p" 2>/dev/null && continue
+    echo "campaign: trainer $i has already exited; the end of $state/trainer$i.log:" >&2
+    tr '\r' '\n' < "$state/trainer$i.log" | grep -v '^$' | tail -n 5 >&2
+  done < "$state/trainers.pid"
 }
 
 loop() {
