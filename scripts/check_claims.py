@@ -573,24 +573,16 @@ def main():
     a = ap.parse_args()
     if a.self_test:
         return self_test()
-    if a.fill:
+    # the two modes that rewrite numbers before checking: --fill (placeholders), --update-counts (counts)
+    for on, flag, rewrite in ((a.fill, "--fill", fill_placeholders), (a.update_counts, "--update-counts", update_counts)):
+        if not on:
+            continue
         if not a.files:
-            print("check_claims: --fill needs the files to write", file=sys.stderr)
+            print(f"check_claims: {flag} needs the files to rewrite", file=sys.stderr)
             return 2
         try:
             for f in a.files:
-                for line in fill_placeholders(os.path.abspath(f), {}):
-                    print(line)
-        except MarkerError as e:
-            print(f"check_claims: {e}", file=sys.stderr)
-            return 2
-    if a.update_counts:
-        if not a.files:
-            print("check_claims: --update-counts needs the files to rewrite", file=sys.stderr)
-            return 2
-        try:
-            for f in a.files:
-                for line in update_counts(os.path.abspath(f), {}):
+                for line in rewrite(os.path.abspath(f), {}):
                     print(line)
         except MarkerError as e:
             print(f"check_claims: {e}", file=sys.stderr)
