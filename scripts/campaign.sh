@@ -66,7 +66,7 @@ alive() {  # pids from a file that are still running
 }
 
 loop_pass() {
-  local store links readme
+  local store links readme parked=" "
   while read -r store links readme; do
     [ -d "$store" ] || continue
     if [ "$commit" = 1 ]; then
@@ -81,6 +81,9 @@ loop_pass() {
           echo "campaign: $readme: its status counts could not be brought up to date (scripts/check_claims.py $readme says why)"
       fi
     fi
+    # configs that share a run store (a study and its reference experiment) park it once
+    [[ "$parked" == *" $store "* ]] && continue
+    parked+="$store "
     scripts/park_checkpoints.sh park "$store" || true
   done < <(targets)
 }
@@ -108,8 +111,10 @@ start() {
   for c in "$@"; do  # every config must load before anything starts
     "$state/relpos" run "$c" --list > "$state/list.out" 2>&1 || { cat "$state/list.out" >&2; die "$c does not load (above)"; }
   done
-  local store links readme
+  local store links readme restored=" "
   while read -r store links readme; do
+    [[ "$restored" == *" $store "* ]] && continue
+    restored+="$store "
     [ -d "$store" ] && scripts/park_checkpoints.sh restore "$store"
   done < <(targets)
   : > "$state/trainers.pid"
