@@ -44,6 +44,11 @@ does not render them, so the page reads as before):
     scripts/check_claims.py                  # README.md, results/**/README.md, docs/*.md; exit 1 on a mismatch
     scripts/check_claims.py FILE.md ...      # just these
     scripts/check_claims.py --coverage       # also: how many numbers each file shows and how many are checked
+    scripts/check_claims.py --unchecked FILE.md ...
+                                             # list the numbers with decimals that no marker checks (line and
+                                             # context): the measured figures a page still shows by hand. Config
+                                             # values (lr 0.5) and published figures without a source file are
+                                             # among them; the list is for the author to read, not a test
     scripts/check_claims.py --self-test      # the checker's own tests (a wrong number must fail)
     scripts/check_claims.py --update-counts FILE.md ...
                                              # rewrite the number right before each count(...) marker to what
@@ -364,6 +369,34 @@ def check_file(md_path, cache, coverage=None):
     return bad, checked
 
 
+DECIMAL_RE = re.compile(r"(?<![\w.])[+\-−]?(?:\d{1,3}(?:,\d{3})+|\d+)\.\d+(?![\w])")
+
+
+def unchecked_numbers(md_path):
+    """The numbers with decimals a page shows that no check marker covers: [(line, number, context)]. A marker
+    with k expressions covers the k numbers before it on its line (after the previous marker), as check_file
+    matches them; code blocks, includes, link targets and `code` spans are left out."""
+    with open(md_path, encoding="utf-8") as f:
+        text = blank_code_blocks(f.read())
+    text = INCLUDE_RE.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    out = []
+    for i, line in enumerate(text.split("\n"), 1):
+        kept, pos = [], 0
+        for m in CHECK_RE.finditer(line):
+            seg = line[pos:m.start()]
+            _, _, exprs = " ".join(m.group(1).split()).partition(" ")
+            k = len([e for e in exprs.split(";") if e.strip()])
+            nums = list(NUMBER_RE.finditer(re.sub(r"<!--.*?-->", lambda c: " " * len(c.group(0)), seg)))
+            kept.append(seg[:nums[-k].start()] if k and len(nums) >= k else seg)
+            pos = m.end()
+        kept.append(line[pos:])
+        prose = re.sub(r"<!--.*?-->", "", " ".join(kept))
+        prose = re.sub(r"`[^`]*`", "", re.sub(r"\]\([^)]*\)", "]", prose))
+        for m in DECIMAL_RE.finditer(prose):
+            out.append((i, m.group(0), prose.strip()[max(0, m.start() - 60):m.end() + 30]))
+    return out
+
+
 # A count(...) marker right after the number it checks: the one kind of number --update-counts rewrites.
 COUNT_MARKER_RE = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(<!--\s*check\s+(\S+)\s+(count\((?:(?!-->).)*?\))\s*-->)",
                              re.S)
@@ -553,6 +586,14 @@ def self_test():
         cases.append(("--fill", None))
         if after != want or len(filled) != 4 or check_file(p, {}) != ([], 5):
             failures.append(f"--fill: got {after!r}, filled {filled}")
+        # --unchecked: a number a marker covers is not listed, the others are (in order, with their line)
+        with open(p, "w") as f:
+            f.write("a 40.89 ± 0.24<!-- check r/report.json cells[row=b][metric=t.bleu].mean ; "
+                    "cells[row=b][metric=t.bleu].std --> and 1.5 by hand\nlr `0.5`, [x](y/1.2) 3.25\n")
+        got = [(ln, num) for ln, num, _ in unchecked_numbers(p)]
+        cases.append(("--unchecked", None))
+        if got != [(1, "1.5"), (2, "3.25")]:
+            failures.append(f"--unchecked: got {got}")
         ROOT = old_root
     for f in failures:
         print("self-test FAILED:", f, file=sys.stderr)
@@ -566,6 +607,8 @@ def main():
     ap.add_argument("files", nargs="*", help="Markdown files (default: README.md, results/**/README.md, docs/*.md)")
     ap.add_argument("--coverage", action="store_true", help="also print, per file, numbers shown and numbers checked")
     ap.add_argument("--self-test", action="store_true", help="run the checker's own tests")
+    ap.add_argument("--unchecked", action="store_true",
+                    help="list the numbers with decimals of FILES that no marker checks, and exit (not a test)")
     ap.add_argument("--update-counts", action="store_true",
                     help="rewrite the number before each count(...) marker of FILES to the current count, then check")
     ap.add_argument("--fill", action="store_true",
@@ -573,6 +616,14 @@ def main():
     a = ap.parse_args()
     if a.self_test:
         return self_test()
+    if a.unchecked:
+        for f in [os.path.abspath(f) for f in a.files] or default_files():
+            rel = os.path.relpath(f, ROOT)
+            found = unchecked_numbers(f)
+            for ln, num, ctx in found:
+                print(f"{rel}:{ln}: {num}  | {ctx}")
+            print(f"{rel}: {len(found)} numbers with decimals not checked", file=sys.stderr)
+        return 0
     # the two modes that rewrite numbers before checking: --fill (placeholders), --update-counts (counts)
     for on, flag, rewrite in ((a.fill, "--fill", fill_placeholders), (a.update_counts, "--update-counts", update_counts)):
         if not on:

@@ -425,6 +425,11 @@ TEST_CASE("report/learning_curves_average_seeds_per_row", "[report]") {
     t.reference["64"] = 25.9;
     render_plots(dir + "/fixture_k", t, &note);
     CHECK(read("metric_vs_row.paper.dat") == "0 12.5\n16 25.8\n");  // rows are the table's: 64 is not one
+    // report.json carries the published column whole, so a README's citation of it can be checked
+    const Json ref = Json::parse(render_json(t))["reference"];
+    CHECK(ref["title"] == "paper");
+    CHECK(ref["values"]["0"].get<double>() == Approx(12.5));
+    CHECK(ref["values"]["64"].get<double>() == Approx(25.9));
     t.rows.push_back("64");
     t.cells[{"64", "", "test2016.bleu_tok"}] = Stats{};
     render_plots(dir + "/fixture_k", t, &note);
@@ -528,6 +533,7 @@ TEST_CASE("report/compare sets the other experiment's rows beside with every met
     CHECK(j["compare"]["cells"][1]["metric"] == "test.ppl@64");
     CHECK(j["compare"]["cells"][1]["mean"].get<double>() == Approx(131));
     CHECK_FALSE(Json::parse(render_json(build_report(long_dir))).contains("compare"));  // only with report.compare
+    CHECK_FALSE(j.contains("reference"));  // only with report.reference
     // a reference with no finished run yet: no table (not an empty one)
     const std::string empty_dir = write("empty", {"rope"}, 0, 0, "");
     const std::string exp2 = write("short2", {"rope"}, 1, 0, "  compare: {dir: " + empty_dir + ", title: trained long}\n");

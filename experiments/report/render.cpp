@@ -451,6 +451,11 @@ std::string render_json(const ReportTables& t) {
                 {"family_t", family_json(t.family_t)},
                 {"family_bootstrap", family_json(t.family_bootstrap)}};
     if (!compare.is_null()) doc["compare"] = compare;  // only with report.compare
+    if (!t.reference.empty()) {  // only with report.reference: the published column, so prose can cite it checked
+        Json values = Json::object();
+        for (auto& [row, v] : t.reference) values[row] = v;
+        doc["reference"] = {{"title", t.reference_title}, {"values", values}};
+    }
     return json_document(doc);
 }
 
