@@ -75,7 +75,11 @@ loop_pass() {
       else
         scripts/commit_finished_runs.sh "$store" || true
       fi
-      if [ -f "$readme" ] && grep -q "count(" "$readme"; then
+      # a page with uncommitted edits (someone is writing it) is left alone: its status commit would take
+      # their half-written lines with it
+      if [ -f "$readme" ] && grep -q "count(" "$readme" && ! git diff --quiet -- "$readme"; then
+        echo "campaign: $readme has uncommitted edits; its status counts wait for them to be committed"
+      elif [ -f "$readme" ] && grep -q "count(" "$readme"; then
         scripts/check_claims.py --update-counts "$readme" >/dev/null &&
           { git diff --quiet -- "$readme" || git commit -qm "$(basename "$(dirname "$readme")"): status" -- "$readme"; } ||
           echo "campaign: $readme: its status counts could not be brought up to date (scripts/check_claims.py $readme says why)"
