@@ -478,7 +478,8 @@ TEST_CASE("report/the loss-by-position plot marks the training length, unless th
     CHECK_THAT(gp, Catch::Contains("set title 'test: loss by position in windows of 64 tokens'") &&
                        Catch::Contains("set arrow from 16, graph 0 to 16, graph 1") &&
                        Catch::Contains("past the training length (16)") &&
-                       Catch::Contains("position in the window"));
+                       Catch::Contains("position in the window") &&
+                       Catch::Contains("set xrange [0:64]"));  // the window's positions, not a rounded-up axis
     const auto [swept, note2, gp2] = experiment("swept_context", "    data.lm.context: [16]\n");
     CHECK(swept == 0);
     CHECK_THAT(gp2, Catch::Contains("loss by position") && !Catch::Contains("set arrow"));

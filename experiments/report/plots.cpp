@@ -394,6 +394,7 @@ std::vector<std::string> draw_plots(const fs::path& dir, const ReportTables& t, 
                 // line where the positions the model trained at end
                 const std::size_t window = metric_names::loss_by_position_window(what);
                 const bool by_position = window > 0;
+                if (by_position) extra += fmt::format("set xrange [0:{}]\n", window);  // the window, not gnuplot's round-up
                 if (by_position && t.train_context > 0 && double(t.train_context) < hi)
                     extra += fmt::format("set arrow from {0}, graph 0 to {0}, graph 1 nohead dt 2 lc rgb '#555555'\n"
                                          "set label 'past the training length ({0}) ->' at {0}, graph 0.97 offset 0.5, 0 font ',9'\n",
