@@ -2,9 +2,12 @@
 // length, the competence view of gated runs and report axes that join several swept keys.
 #include <unistd.h>
 
+#include <array>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
@@ -483,6 +486,66 @@ TEST_CASE("report/the loss-by-position plot marks the training length, unless th
     const auto [swept, note2, gp2] = experiment("swept_context", "    data.lm.context: [16]\n");
     CHECK(swept == 0);
     CHECK_THAT(gp2, Catch::Contains("loss by position") && !Catch::Contains("set arrow"));
+    fs::remove_all(dir);
+}
+
+TEST_CASE("report/paired differences by position: the contrasts, or each row minus the baseline, along the window", "[report]") {
+    // Two rows (alibi, rope), seeds 1-2 in both and seed 3 in rope only, loss by position in windows of 64:
+    // rope minus alibi at each position, paired by seed (seed 3 has no partner), mean with a 95% band.
+    const std::string dir = fresh_dir("report_position_paired");
+    auto experiment = [&](const std::string& name, const std::string& report) {
+        const std::string exp = dir + "/" + name;
+        const std::map<std::string, std::vector<double>> loss = {
+            {"alibi_1", {5.0, 4.6, 4.5, 4.4}}, {"alibi_2", {5.2, 4.8, 4.7, 4.6}},
+            {"rope_1", {5.0, 4.9, 5.0, 5.2}},  {"rope_2", {5.2, 5.0, 5.3, 5.4}}, {"rope_3", {9, 9, 9, 9}}};
+        for (const auto& [run, v] : loss) {
+            const std::string type = run.substr(0, run.find('_')), seed = run.substr(run.find('_') + 1);
+            const std::string id = "type=" + type + "_seed=" + seed;
+            fs::create_directories(exp + "/runs/" + id);
+            std::ofstream(exp + "/runs/" + id + "/results.json")
+                << "{\"id\": \"" << id << "\", \"labels\": {\"model.position.type\": \"" << type << "\", \"seed\": \"" << seed
+                << "\"}, \"metrics\": {\"test.ppl@16\": 90, \"test.loss_pos64@0\": " << v[0] << ", \"test.loss_pos64@16\": "
+                << v[1] << ", \"test.loss_pos64@32\": " << v[2] << ", \"test.loss_pos64@48\": " << v[3] << "}}\n";
+        }
+        std::ofstream(exp + "/experiment.yaml")
+            << "name: " << name << "\ndata: {task: brown, lm: {context: 16, eval_lengths: [16, 64]}}\n"
+               "model: {family: decoder_only, position: {type: alibi}}\n"
+               "eval: {splits: [val, test], metrics: [ppl, loss_by_position], split_metrics: {val: [ppl]}}\n"
+               "sweep:\n  grid:\n    model.position.type: [alibi, rope]\n  seeds: [1, 2, 3]\n"
+               "report:\n  rows: model.position.type\n  metrics: [test.ppl@16, test.loss_pos64@48]\n  plots: [metric_vs_length]\n"
+            << report;
+        return build_report(exp);
+    };
+    for (const std::string report : {"  contrasts: [[rope, alibi]]\n", "  baseline: alibi\n"}) {
+        const ReportTables t = experiment(report[2] == 'c' ? "contrast" : "baseline", report);
+        REQUIRE(t.position_paired.size() == 4);  // one pair, four positions
+        const Stats& at16 = t.position_paired.at({"rope", "alibi", "test.loss_pos64@16"});
+        CHECK(at16.n == 2);  // seed 3 has no alibi run
+        CHECK(at16.mean == Approx(0.25));
+        CHECK(at16.std == Approx(std::sqrt(0.005)));
+        CHECK(t.position_paired.at({"rope", "alibi", "test.loss_pos64@48"}).mean == Approx(0.8));
+    }
+    // the plot: one line per pair, its band the 95% interval (t(0.975, 1) = 12.706 for two seeds)
+    const std::string exp = dir + "/contrast";
+    const ReportTables t = build_report(exp);
+    std::string note;
+    render_plots(exp, t, &note);
+    if (!note.empty()) {  // no gnuplot: no plots
+        WARN(note);
+        fs::remove_all(dir);
+        return;
+    }
+    std::ifstream dat(exp + "/plots/metric_vs_length.test.loss_pos64.paired.0.dat");
+    std::map<double, std::array<double, 3>> rows;
+    for (double x, m, lo, hi; dat >> x >> m >> lo >> hi;) rows[x] = {m, lo, hi};
+    REQUIRE(rows.size() == 4);
+    CHECK(rows.at(16)[0] == Approx(0.25));
+    CHECK(rows.at(16)[2] - rows.at(16)[0] == Approx(12.706 * std::sqrt(0.005) / std::sqrt(2.0)).epsilon(1e-3));
+    CHECK(rows.at(48)[1] == Approx(0.8));  // no spread between the seeds: no band
+    std::ifstream in(exp + "/plots/metric_vs_length.test.loss_pos64.paired.gp");
+    const std::string gp((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK_THAT(gp, Catch::Contains("paired differences") && Catch::Contains("rope − alibi (n=2)") &&
+                       Catch::Contains("set xrange [0:64]") && Catch::Contains("past the training length (16)"));
     fs::remove_all(dir);
 }
 

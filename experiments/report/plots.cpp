@@ -17,6 +17,7 @@
 #include "experiments/config/config.hpp"
 #include "experiments/data/corpus.hpp"
 #include "experiments/data/json.hpp"
+#include "experiments/eval/significance.hpp"
 #include "experiments/report/report.hpp"
 #include "experiments/report/runs.hpp"
 #include "experiments/tasks/metric_names.hpp"
@@ -420,6 +421,54 @@ std::vector<std::string> draw_plots(const fs::path& dir, const ReportTables& t, 
                 run_gnuplot(sfile);
                 made.push_back((pdir / (stem + ".png")).string());
             }
+            // the paired differences by position (ReportTables::position_paired): one line per pair, mean over
+            // seeds with its 95% interval as a band, a line at 0; what a few hundredths of a nat between two
+            // rows look like along the window, which the plot above cannot show at its scale
+            const std::size_t window = metric_names::loss_by_position_window(what);
+            if (window == 0 || t.position_paired.empty()) continue;
+            const std::string stem = "metric_vs_length." + safe_name(base) + ".paired";
+            std::vector<std::pair<std::string, std::string>> pairs = t.contrasts;  // in the config's order
+            if (pairs.empty())
+                for (const auto& row : t.rows)
+                    if (row != t.baseline) pairs.emplace_back(row, t.baseline);
+            std::string plot;
+            std::size_t i = 0;
+            for (const auto& [a, b] : pairs) {
+                std::map<double, Stats> at;  // position -> paired difference
+                for (const auto& [key, st] : t.position_paired)
+                    if (std::get<0>(key) == a && std::get<1>(key) == b &&
+                        std::get<2>(key).compare(0, base.size() + 1, base + "@") == 0)
+                        at[std::strtod(std::get<2>(key).c_str() + base.size() + 1, nullptr)] = st;
+                if (at.empty()) continue;  // a pair with no seed finished in both rows yet
+                std::string text;
+                for (const auto& [x, d] : at) {
+                    const double half = d.n > 1 ? t_critical_95(d.n - 1) * d.std / std::sqrt(double(d.n)) : 0;
+                    text += fmt::format("{} {} {} {}\n", x, d.mean, d.mean - half, d.mean + half);
+                }
+                const fs::path d = pdir / (stem + "." + std::to_string(i) + ".dat");
+                std::ofstream(d) << text;
+                const char* colour = colours[i++ % (sizeof colours / sizeof *colours)];
+                plot += fmt::format("{}'{}' using 1:3:4 with filledcurves fc rgb '{}' fs transparent solid 0.15 notitle, "
+                                    "'' using 1:2 with linespoints lc rgb '{}' lw 2 pt 7 ps 0.5 title '{}'",
+                                    plot.empty() ? "" : ", ", d.string(), colour, colour,
+                                    gq(a + " − " + b + " (n=" + std::to_string(at.begin()->second.n) + ")"));
+            }
+            if (plot.empty()) continue;
+            std::string extra = fmt::format("set xrange [0:{}]\nset arrow from graph 0, first 0 to graph 1, first 0 nohead lc rgb '#555555'\n", window);
+            if (t.train_context > 0 && double(t.train_context) < double(window))
+                extra += fmt::format("set arrow from {0}, graph 0 to {0}, graph 1 nohead dt 2 lc rgb '#555555'\n"
+                                     "set label 'past the training length ({0}) ->' at {0}, graph 0.97 offset 0.5, 0 font ',9'\n",
+                                     t.train_context);
+            const fs::path sfile = pdir / (stem + ".gp");
+            std::ofstream(sfile) << fmt::format(
+                "set terminal pngcairo size 1000,720 noenhanced\nset output '{}'\nset title '{}'\nset xlabel "
+                "'position in the window (the context a token sees)'\nset ylabel '{}'\n{}set grid\n"
+                "set key below font ',9' maxrows 5\nplot {}\n",
+                (pdir / (stem + ".png")).string(),
+                gq(fmt::format("{}: loss by position in windows of {} tokens, paired differences", split, window)),
+                gq("difference of " + what + " (nats; mean over seeds, band = 95% interval)"), extra, plot);
+            run_gnuplot(sfile);
+            made.push_back((pdir / (stem + ".png")).string());
         }
     }
     // 4. attention heat maps of one sentence (last encoder layer, mean over heads), one per run

@@ -22,6 +22,7 @@
 #include "experiments/eval/scoring.hpp"
 #include "experiments/eval/significance.hpp"
 #include "experiments/run/sweep.hpp"
+#include "experiments/tasks/metric_names.hpp"
 #include "experiments/tasks/task.hpp"
 
 namespace relpos {
@@ -383,6 +384,22 @@ ReportTables build_report(const std::string& dir_in) {
     t.contrasts = cfg.report.contrasts;
     for (const auto& [a, b] : t.contrasts)
         for (const auto& m : t.metrics) t.contrast_paired[{a, b, m}] = paired_by_seed(a, b, m);
+    if (t.cols_key.empty()) {
+        std::vector<std::pair<std::string, std::string>> pairs = t.contrasts;
+        if (pairs.empty() && !t.baseline.empty())
+            for (const auto& row : t.rows)
+                if (row != t.baseline) pairs.emplace_back(row, t.baseline);
+        std::set<std::string> by_position;  // test.loss_pos1024@0, ...
+        for (const auto& [key, st] : t.length_cells) {
+            const std::string& m = std::get<2>(key);
+            const auto at = m.rfind('@'), d = m.find('.');
+            if (d != std::string::npos && d < at && metric_names::loss_by_position_window(m.substr(d + 1, at - d - 1)) > 0)
+                by_position.insert(m);
+        }
+        for (const auto& [a, b] : pairs)
+            for (const auto& m : by_position)
+                if (Stats d = paired_by_seed(a, b, m); d.n > 0) t.position_paired[{a, b, m}] = d;
+    }
     add_training_summary(t, runs);
     if (!cfg.report.compare_dir.empty()) {
         // Resolved from the working directory, like results_dir; a missing one is the user's to fix.
