@@ -168,13 +168,17 @@ loop() {
 
 status() {
   [ -f "$state/configs" ] || { echo "campaign: none started in $state/"; return 0; }
-  local t l i=0 c
+  local t l i=0 c v last
   t=$(alive "$state/trainers.pid" | wc -l)
   l=$(alive "$state/loop.pid" | wc -l)
   echo "trainers running: $t of $(cat "$state/trainers.pid" 2>/dev/null | grep -c . || true); commit loop: $([ "$l" -gt 0 ] && echo running || echo stopped)"
   for f in "$state"/trainer*.log; do
     [ -f "$f" ] || continue
-    echo "$(basename "$f"): $(tr '\r' '\n' < "$f" | grep -v '^$' | tail -n 1)"
+    last=$(tr '\r' '\n' < "$f" | grep -v '^$' | tail -n 1)
+    echo "$(basename "$f"): $last"
+    # its latest validation: how near the plateau rule is to stopping the run (the plateau counter)
+    v=$(tr '\r' '\n' < "$f" | grep -a 'validation loss' | tail -n 1)
+    if [ -n "$v" ] && [ "$v" != "$last" ]; then echo "  last validation: $v"; fi
   done
   while IFS= read -r c; do
     echo "$c: $("$state/relpos" run "$c" --list 2>&1 | tail -n 1)"
