@@ -174,10 +174,10 @@ status() {
   echo "trainers running: $t of $(cat "$state/trainers.pid" 2>/dev/null | grep -c . || true); commit loop: $([ "$l" -gt 0 ] && echo running || echo stopped)"
   for f in "$state"/trainer*.log; do
     [ -f "$f" ] || continue
-    last=$(tr '\r' '\n' < "$f" | grep -v '^$' | tail -n 1)
+    last=$(tr '\r' '\n' < "$f" | grep -v '^$' | tail -n 1 || true)  # (set -e: an empty log is no error)
     echo "$(basename "$f"): $last"
     # its latest validation: how near the plateau rule is to stopping the run (the plateau counter)
-    v=$(tr '\r' '\n' < "$f" | grep -a 'validation loss' | tail -n 1)
+    v=$(tr '\r' '\n' < "$f" | grep -a 'validation loss' | tail -n 1 || true)  # none yet: no line
     if [ -n "$v" ] && [ "$v" != "$last" ]; then echo "  last validation: $v"; fi
   done
   while IFS= read -r c; do

@@ -13,7 +13,7 @@ bin=$(realpath "${1:?usage: tests/campaign_start_stop.sh RELPOS_BINARY}")
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
 cleanup() {
-  for f in "$tmp"/state/*.pid; do [ -f "$f" ] && while read -r p; do kill -TERM "$p" 2>/dev/null || true; done < "$f"; done
+  for f in "$tmp"/state*/*.pid; do [ -f "$f" ] && while read -r p; do kill -TERM "$p" 2>/dev/null || true; done < "$f"; done
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -92,6 +92,10 @@ chmod +x "$tmp/slow_relpos"
 CAMPAIGN_DIR=$tmp/state2 RELPOS=$tmp/slow_relpos scripts/campaign.sh start -j 1 "$tmp/a.yaml" > /dev/null ||
   fail "start with the stand-in failed"
 sleep 1
+# status while a trainer has written nothing yet (no progress line, no validation): a report, not an error
+CAMPAIGN_DIR=$tmp/state2 scripts/campaign.sh status > "$tmp/status2.out" ||
+  fail "status fails while a trainer's log is empty: $(cat "$tmp/status2.out")"
+grep -q "trainers running: 1 of 1" "$tmp/status2.out" || fail "status with an empty log: $(cat "$tmp/status2.out")"
 t0=$(date +%s.%N)
 CAMPAIGN_DIR=$tmp/state2 scripts/campaign.sh stop > /dev/null || fail "stop with the stand-in failed"
 pgrep -f "$tmp/state2/relpos" > /dev/null && fail "stop returned while the stand-in relpos was still exiting"
