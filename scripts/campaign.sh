@@ -56,6 +56,10 @@ targets() {
   done < "$state/configs"
 }
 
+# each run store of targets once (configs that share a store, a study and its reference experiment,
+# park and restore it once)
+stores() { targets | awk '!seen[$1]++ { print $1 }'; }
+
 alive() {  # pids from a file that are still running
   local p
   [ -f "$1" ] || return 0
@@ -66,30 +70,31 @@ alive() {  # pids from a file that are still running
 }
 
 loop_pass() {
-  local store links readme parked=" "
-  while read -r store links readme; do
-    [ -d "$store" ] || continue
-    if [ "$commit" = 1 ]; then
+  local store links readme
+  if [ "$commit" = 1 ]; then
+    while read -r store links readme; do
+      [ -d "$store" ] || continue
       if [ "$links" != "$store" ] && [ -d "$links" ]; then
         scripts/commit_finished_runs.sh "$store" "$links" || true
       else
         scripts/commit_finished_runs.sh "$store" || true
       fi
-      # a page with uncommitted edits (someone is writing it) is left alone: its status commit would take
-      # their half-written lines with it
-      if [ -f "$readme" ] && grep -q "count(" "$readme" && ! git diff --quiet -- "$readme"; then
-        echo "campaign: $readme has uncommitted edits; its status counts wait for them to be committed"
-      elif [ -f "$readme" ] && grep -q "count(" "$readme"; then
-        scripts/check_claims.py --update-counts "$readme" >/dev/null &&
-          { git diff --quiet -- "$readme" || git commit -qm "$(basename "$(dirname "$readme")"): status" -- "$readme"; } ||
-          echo "campaign: $readme: its status counts could not be brought up to date (scripts/check_claims.py $readme says why)"
+      if [ -f "$readme" ] && grep -q "count(" "$readme"; then
+        if ! git diff --quiet -- "$readme"; then
+          # a page with uncommitted edits (someone is writing it) is left alone: its status commit would take
+          # their half-written lines with it
+          echo "campaign: $readme has uncommitted edits; its status counts wait for them to be committed"
+        else
+          scripts/check_claims.py --update-counts "$readme" >/dev/null &&
+            { git diff --quiet -- "$readme" || git commit -qm "$(basename "$(dirname "$readme")"): status" -- "$readme"; } ||
+            echo "campaign: $readme: its status counts could not be brought up to date (scripts/check_claims.py $readme says why)"
+        fi
       fi
-    fi
-    # configs that share a run store (a study and its reference experiment) park it once
-    [[ "$parked" == *" $store "* ]] && continue
-    parked+="$store "
-    scripts/park_checkpoints.sh park "$store" || true
-  done < <(targets)
+    done < <(targets)
+  fi
+  while read -r store; do
+    if [ -d "$store" ]; then scripts/park_checkpoints.sh park "$store" || true; fi
+  done < <(stores)
 }
 
 start() {
@@ -115,12 +120,10 @@ start() {
   for c in "$@"; do  # every config must load before anything starts
     "$state/relpos" run "$c" --list > "$state/list.out" 2>&1 || { cat "$state/list.out" >&2; die "$c does not load (above)"; }
   done
-  local store links readme restored=" "
-  while read -r store links readme; do
-    [[ "$restored" == *" $store "* ]] && continue
-    restored+="$store "
-    [ -d "$store" ] && scripts/park_checkpoints.sh restore "$store"
-  done < <(targets)
+  local store
+  while read -r store; do
+    if [ -d "$store" ]; then scripts/park_checkpoints.sh restore "$store"; fi
+  done < <(stores)
   : > "$state/trainers.pid"
   local i
   for ((i = 1; i <= jobs; i++)); do

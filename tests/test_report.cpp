@@ -17,6 +17,7 @@
 #include "experiments/data/json.hpp"
 #include "experiments/eval/significance.hpp"
 #include "experiments/report/report.hpp"
+#include "experiments/tasks/metric_names.hpp"
 
 using namespace relpos;
 namespace fs = std::filesystem;
@@ -518,6 +519,7 @@ TEST_CASE("report/paired differences by position: the contrasts, or each row min
     };
     for (const std::string report : {"  contrasts: [[rope, alibi]]\n", "  baseline: alibi\n"}) {
         const ReportTables t = experiment(report[2] == 'c' ? "contrast" : "baseline", report);
+        REQUIRE(t.position_pairs == std::vector<std::pair<std::string, std::string>>{{"rope", "alibi"}});
         REQUIRE(t.position_paired.size() == 4);  // one pair, four positions
         const Stats& at16 = t.position_paired.at({"rope", "alibi", "test.loss_pos64@16"});
         CHECK(at16.n == 2);  // seed 3 has no alibi run
@@ -547,6 +549,24 @@ TEST_CASE("report/paired differences by position: the contrasts, or each row min
     CHECK_THAT(gp, Catch::Contains("paired differences") && Catch::Contains("rope − alibi (n=2)") &&
                        Catch::Contains("set xrange [0:64]") && Catch::Contains("past the training length (16)"));
     fs::remove_all(dir);
+}
+
+TEST_CASE("report/metric names at a length: split, metric, family and n, nothing for other names", "[report]") {
+    const auto a = metric_names::at_length("test.loss_pos1024@64");
+    REQUIRE(a);
+    CHECK(a->split == "test");
+    CHECK(a->metric == "loss_pos1024");
+    CHECK(a->family == "test.loss_pos1024");
+    CHECK(a->n == 64);
+    CHECK(metric_names::loss_by_position_window(a->metric) == 1024);
+    const auto b = metric_names::at_length("ppl@128");  // no split
+    REQUIRE(b);
+    CHECK(b->split.empty());
+    CHECK(b->metric == "ppl");
+    CHECK(b->family == "ppl");
+    CHECK(b->n == 128);
+    for (const char* name : {"test.bleu", "test.ppl@mean", "test.ppl@", "test.ppl@12x", "test.ppl"})
+        CHECK_FALSE(metric_names::at_length(name));
 }
 
 TEST_CASE("report/compare sets the other experiment's rows beside with every metric, and dashed in the length plot", "[report]") {

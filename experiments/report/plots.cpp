@@ -305,27 +305,24 @@ std::vector<std::string> draw_plots(const fs::path& dir, const ReportTables& t, 
     //    the longer test lengths, a dashed line where the plotted split starts); a log length axis when
     //    the lengths span 4x or more.
     if (wanted("metric_vs_length")) {
-        std::set<std::string> bases;  // "test.accuracy", "test.ppl"
-        for (const auto& m : t.metrics) {
-            const auto at = m.rfind('@');
-            if (at != std::string::npos && is_number(m.substr(at + 1))) bases.insert(m.substr(0, at));
-        }
+        std::map<std::string, metric_names::AtLength> bases;  // "test.accuracy", "test.ppl" -> split, metric
+        for (const auto& m : t.metrics)
+            if (auto a = metric_names::at_length(m)) bases.emplace(a->family, *a);
         static const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
                                         "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#000000", "#aec7e8",
                                         "#98df8a", "#ff9896", "#c5b0d5"};
-        for (const auto& base : bases) {
-            const auto dot = base.find('.');
-            const std::string split = dot == std::string::npos ? "" : base.substr(0, dot);
-            const std::string what = dot == std::string::npos ? base : base.substr(dot + 1);  // "accuracy"
+        for (const auto& [base, parts] : bases) {
+            const std::string& split = parts.split;
+            const std::string& what = parts.metric;  // "accuracy"
             // n -> the metric drawn there: the base split's own, else another split's of the same metric
             std::map<double, std::string> points;
             double split_from = -1;
             for (const auto& [key, st] : t.length_cells) {
                 const std::string& m = std::get<2>(key);
-                const auto at = m.rfind('@'), d = m.find('.');
-                if (d == std::string::npos || m.substr(d + 1, at - d - 1) != what) continue;
-                const double n = std::strtod(m.c_str() + at + 1, nullptr);
-                const bool own = m.compare(0, at, base) == 0;
+                const auto a = metric_names::at_length(m);
+                if (!a || a->split.empty() || a->metric != what) continue;
+                const double n = a->n;
+                const bool own = a->family == base;
                 if (own && (split_from < 0 || n < split_from)) split_from = n;
                 auto it = points.find(n);
                 if (it == points.end() || (own && it->second.compare(0, base.size(), base) != 0)) points[n] = m;
@@ -353,13 +350,10 @@ std::vector<std::string> draw_plots(const fs::path& dir, const ReportTables& t, 
                     if (col.empty() && !t.compare_title.empty()) {
                         std::map<double, std::pair<bool, double>> at_length;  // n -> (the plotted split's, mean)
                         for (const auto& [key, st] : t.compare_length_cells) {
-                            const std::string& m = key.second;
-                            const auto at = m.rfind('@'), d = m.find('.');
-                            if (key.first != row || !st.n || at == std::string::npos || d == std::string::npos || d > at ||
-                                m.substr(d + 1, at - d - 1) != what || !is_number(m.substr(at + 1)))
-                                continue;
-                            const double n = std::strtod(m.c_str() + at + 1, nullptr);
-                            const bool own = m.compare(0, at, base) == 0;
+                            const auto a = metric_names::at_length(key.second);
+                            if (key.first != row || !st.n || !a || a->split.empty() || a->metric != what) continue;
+                            const double n = a->n;
+                            const bool own = a->family == base;
                             auto it = at_length.find(n);
                             if (it == at_length.end() || (own && !it->second.first)) at_length[n] = {own, st.mean};
                         }
@@ -427,18 +421,13 @@ std::vector<std::string> draw_plots(const fs::path& dir, const ReportTables& t, 
             const std::size_t window = metric_names::loss_by_position_window(what);
             if (window == 0 || t.position_paired.empty()) continue;
             const std::string stem = "metric_vs_length." + safe_name(base) + ".paired";
-            std::vector<std::pair<std::string, std::string>> pairs = t.contrasts;  // in the config's order
-            if (pairs.empty())
-                for (const auto& row : t.rows)
-                    if (row != t.baseline) pairs.emplace_back(row, t.baseline);
             std::string plot;
             std::size_t i = 0;
-            for (const auto& [a, b] : pairs) {
+            for (const auto& [a, b] : t.position_pairs) {
                 std::map<double, Stats> at;  // position -> paired difference
                 for (const auto& [key, st] : t.position_paired)
-                    if (std::get<0>(key) == a && std::get<1>(key) == b &&
-                        std::get<2>(key).compare(0, base.size() + 1, base + "@") == 0)
-                        at[std::strtod(std::get<2>(key).c_str() + base.size() + 1, nullptr)] = st;
+                    if (std::get<0>(key) == a && std::get<1>(key) == b)
+                        if (auto m = metric_names::at_length(std::get<2>(key)); m && m->family == base) at[m->n] = st;
                 if (at.empty()) continue;  // a pair with no seed finished in both rows yet
                 std::string text;
                 for (const auto& [x, d] : at) {

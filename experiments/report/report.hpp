@@ -48,9 +48,11 @@ struct ReportTables {
     std::vector<std::pair<std::string, std::string>> contrasts;  // (a, b) as the config names them
     std::map<std::tuple<std::string, std::string, std::string>, Stats> contrast_paired;  // (a, b, metric)
     std::map<std::tuple<std::string, std::string, std::string>, Bootstrap> contrast_bootstrap;
-    // The same pairs (report.contrasts, or without any every row minus the baseline) at each position of every
-    // loss-by-position metric the runs wrote, (a, b, <split>.loss_pos<N>@<p>): where along a window two rows
-    // part. Paired by seed, so the difficulty of the tokens at a position, the same for every row, cancels.
+    // The same pairs (report.contrasts, or without any every row minus the baseline; in that order) at each
+    // position of every loss-by-position metric the runs wrote, (a, b, <split>.loss_pos<N>@<p>): where along a
+    // window two rows part. Paired by seed, so the difficulty of the tokens at a position, the same for every
+    // row, cancels. Only without a column key.
+    std::vector<std::pair<std::string, std::string>> position_pairs;
     std::map<std::tuple<std::string, std::string, std::string>, Stats> position_paired;
     // BLEU by source-length bucket: (row, split, bucket label) over seeds; bucket labels in order.
     std::vector<std::string> bucket_splits, bucket_labels;

@@ -1,6 +1,8 @@
 // Reading the finished runs of an experiment (results.json) for the report.
 #include "experiments/report/runs.hpp"
 
+#include "experiments/tasks/metric_names.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -19,6 +21,8 @@
 #include "experiments/data/json.hpp"
 #include "experiments/report/report.hpp"
 #include "experiments/report/runs.hpp"
+
+#include "experiments/tasks/metric_names.hpp"
 #include "experiments/train/checkpoint.hpp"
 #include "experiments/util/files.hpp"
 
@@ -79,9 +83,9 @@ std::vector<RunResult> read_runs(const fs::path& dir) {
            // weighted alike (Ruoss et al.'s and Kazemnejad et al.'s average over test lengths)
             std::map<std::string, std::pair<double, std::size_t>> by_family;
             for (const auto& [k, v] : r.metrics) {
-                const auto at = k.rfind('@');
-                if (at == std::string::npos || !is_number(k.substr(at + 1))) continue;  // the report's per-length test
-                auto& f = by_family[k.substr(0, at)];
+                const auto a = metric_names::at_length(k);
+                if (!a) continue;
+                auto& f = by_family[a->family];
                 f.first += v;
                 ++f.second;
             }

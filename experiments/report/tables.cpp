@@ -342,11 +342,8 @@ ReportTables build_report(const std::string& dir_in) {
     {  // every <split>.<metric>@<n>, grouped by (row, column) in one pass over the runs
         std::map<std::tuple<std::string, std::string, std::string>, std::vector<double>> at_n;
         for (const auto& r : runs)
-            for (const auto& [m, v] : r.metrics) {
-                const auto at = m.rfind('@');
-                if (at != std::string::npos && is_number(m.substr(at + 1)))
-                    at_n[{label_of(r, t.rows_key), label_of(r, t.cols_key), m}].push_back(v);
-            }
+            for (const auto& [m, v] : r.metrics)
+                if (metric_names::at_length(m)) at_n[{label_of(r, t.rows_key), label_of(r, t.cols_key), m}].push_back(v);
         for (const auto& [key, v] : at_n) t.length_cells[key] = stats_of(v);
     }
     // Row a minus row b for the same seed, over the seeds both have.
@@ -385,18 +382,16 @@ ReportTables build_report(const std::string& dir_in) {
     for (const auto& [a, b] : t.contrasts)
         for (const auto& m : t.metrics) t.contrast_paired[{a, b, m}] = paired_by_seed(a, b, m);
     if (t.cols_key.empty()) {
-        std::vector<std::pair<std::string, std::string>> pairs = t.contrasts;
-        if (pairs.empty() && !t.baseline.empty())
+        t.position_pairs = t.contrasts;
+        if (t.position_pairs.empty() && !t.baseline.empty())
             for (const auto& row : t.rows)
-                if (row != t.baseline) pairs.emplace_back(row, t.baseline);
+                if (row != t.baseline) t.position_pairs.emplace_back(row, t.baseline);
         std::set<std::string> by_position;  // test.loss_pos1024@0, ...
         for (const auto& [key, st] : t.length_cells) {
-            const std::string& m = std::get<2>(key);
-            const auto at = m.rfind('@'), d = m.find('.');
-            if (d != std::string::npos && d < at && metric_names::loss_by_position_window(m.substr(d + 1, at - d - 1)) > 0)
-                by_position.insert(m);
+            const auto a = metric_names::at_length(std::get<2>(key));
+            if (a && !a->split.empty() && metric_names::loss_by_position_window(a->metric) > 0) by_position.insert(std::get<2>(key));
         }
-        for (const auto& [a, b] : pairs)
+        for (const auto& [a, b] : t.position_pairs)
             for (const auto& m : by_position)
                 if (Stats d = paired_by_seed(a, b, m); d.n > 0) t.position_paired[{a, b, m}] = d;
     }

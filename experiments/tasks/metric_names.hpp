@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdlib>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -31,6 +33,31 @@ inline std::size_t loss_by_position_window(const std::string& base) {
         base.find_first_not_of("0123456789", kLossByPosition.size()) != std::string::npos)
         return 0;
     return static_cast<std::size_t>(std::stoul(base.substr(kLossByPosition.size())));
+}
+
+// A metric measured at a length, "<split>.<metric>@<n>" ("test.ppl@1024", "test.loss_pos1024@64"): the
+// split ("test"; empty without a dot before the '@'), the metric ("ppl"), the family ("test.ppl": the name
+// up to the '@') and n. Read by the report's tables (cells by length, pairs by position) and its plots.
+struct AtLength {
+    std::string split, metric, family;
+    double n = 0;
+};
+
+// The parts of a metric name that ends in "@<number>"; nullopt for any other name ("test.bleu",
+// "test.ppl@mean").
+inline std::optional<AtLength> at_length(const std::string& name) {
+    const auto at = name.rfind('@');
+    if (at == std::string::npos || at + 1 == name.size()) return std::nullopt;
+    char* end = nullptr;
+    const double n = std::strtod(name.c_str() + at + 1, &end);
+    if (*end != '\0') return std::nullopt;
+    AtLength a;
+    a.family = name.substr(0, at);
+    const auto dot = a.family.find('.');
+    a.split = dot == std::string::npos ? "" : a.family.substr(0, dot);
+    a.metric = dot == std::string::npos ? a.family : a.family.substr(dot + 1);
+    a.n = n;
+    return a;
 }
 
 }  // namespace relpos::metric_names
