@@ -9,7 +9,12 @@
 #   bench/compare_torch.sh path/to/other_ref.py 1 2
 #   SHAPES="tiny tables" STEPS=3 WARMUP=1 bench/compare_torch.sh 1   # a quick check (timings meaningless)
 #   RELPOS_BENCH=build-dev/relpos_bench bench/compare_torch.sh   # another build of relpos_bench
+#   ROUNDS=8 JSON=bench/results/x.json bench/compare_torch.sh   # eight alternating rounds, medians, and a JSON
+#                                                # record of every round that READMEs cite (docs/claims.md)
 #
+# ROUNDS (default 1): every (threads, shape, encoding) is measured ROUNDS times, relpos then PyTorch,
+# round after round (a drift of the machine's speed hits both sides alike); a row of the table is the
+# median over the rounds of each side's median step.
 # Threads: relpos runs its own pool with N threads (OpenBLAS single-threaded); PyTorch runs OpenBLAS at
 # N threads and ATen/OpenMP at 1 (--omp-threads 1: 2 OpenMP + 2 OpenBLAS spinning pools on 2 cores
 # was about 2x slower). Timed steps: 10 per shape (30 for tiny) after 3 untimed warm-up steps; medians.
@@ -20,12 +25,20 @@ if [ $# -gt 0 ] && { [[ "$1" == *.py ]] || [ -f "$1" ]; }; then REF=$1; shift; f
 THREADS=${*:-1 2}
 SHAPES=${SHAPES:-tiny small base-short tables}
 WARMUP=${WARMUP:-3}
+ROUNDS=${ROUNDS:-1}
+[[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || { echo "compare_torch.sh: ROUNDS must be a positive integer, got '$ROUNDS'" >&2; exit 2; }
+if [ -n "${JSON:-}" ]; then
+  [ -d "$(dirname "$JSON")" ] || { echo "compare_torch.sh: JSON=$JSON: no directory $(dirname "$JSON")" >&2; exit 2; }
+fi
 for t in $THREADS; do
   [[ "$t" =~ ^[1-9][0-9]*$ ]] || { echo "compare_torch.sh: thread count '$t' is not a positive integer" >&2; exit 2; }
 done
 PY=/usr/bin/python3
 [ -f "$REF" ] || { echo "compare_torch.sh: $REF not found" >&2; exit 2; }
-$PY -c "import torch" 2>/dev/null || { echo "compare_torch.sh: $PY has no torch (apt-get install python3-torch python3-numpy)" >&2; exit 2; }
+# (a reference of one's own that needs no torch, e.g. a stand-in in a test, runs without it)
+if [ "$REF" = bench/torch_ref.py ]; then
+  $PY -c "import torch" 2>/dev/null || { echo "compare_torch.sh: $PY has no torch (apt-get install python3-torch python3-numpy)" >&2; exit 2; }
+fi
 BENCH=${RELPOS_BENCH:-build/relpos_bench}
 if [ -z "${RELPOS_BENCH:-}" ]; then [ -x "$BENCH" ] || make build; fi
 [ -x "$BENCH" ] || { echo "compare_torch.sh: $BENCH is not an executable" >&2; exit 2; }
@@ -89,30 +102,89 @@ else
     echo "OpenBLAS: detects $detected; both sides use it (OPENBLAS_CORETYPE not set)"
   fi
 fi
-echo "torch: $($PY -c 'import torch; print(torch.__version__)' 2>/dev/null), reference $REF; relpos: commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-echo "warm-up $WARMUP steps; timed steps ${STEPS:-10} (tiny ${STEPS:-30}); medians; threads: relpos pool N, PyTorch OpenBLAS N + ATen 1"
+TORCH_VERSION=$($PY -c 'import torch; print(torch.__version__)' 2>/dev/null || echo none)
+COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+git diff --quiet HEAD -- 2>/dev/null || COMMIT="$COMMIT+dirty"
+echo "torch: $TORCH_VERSION, reference $REF; relpos: commit $COMMIT"
+echo "warm-up $WARMUP steps; timed steps ${STEPS:-10} (tiny ${STEPS:-30}); medians; threads: relpos pool N, PyTorch OpenBLAS N + ATen 1; rounds $ROUNDS"
 echo
 
 err=$(mktemp)
-trap 'rm -f "$err"' EXIT
-for t in $THREADS; do
-  for shape in $SHAPES; do
-    steps=${STEPS:-10}; [ "$shape" = tiny ] && steps=${STEPS:-30}
-    # relpos_bench runs abs and rel of one shape: columns shape pe params tok/s ms GFLOP/s of-peak MiB loss0
-    ours=$("$BENCH" --threads "$t" --only "$shape" --steps "$steps" --warmup "$WARMUP" --no-attention 2>"$err" || true)
-    for pe in abs rel; do
-      read -r ot om ol < <(awk -v s="$shape" -v pe="$pe" '$1==s && $2==pe && NF>=9 {print $4, $8, $9}' <<<"$ours") || true
-      if [ -z "${ot:-}" ]; then echo "relpos_bench failed ($shape $pe): $(tail -1 "$err")" >&2; ot=0; om=-; ol=-; fi
-      # shellcheck disable=SC2086
-      torch=$($PY "$REF" ${FLAGS[$shape]} --pe "$pe" --k 16 --threads "$t" --omp-threads 1 \
-              --steps "$steps" --warmup "$WARMUP" --quiet 2>"$err" | grep '^RESULT' || true)
-      [ -n "$torch" ] || echo "$REF failed ($shape $pe): $(tail -1 "$err")" >&2
-      field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$torch"; }
-      tt=$(field tgt_tok_per_s); tm=$(field peak_rss_mib); tl=$(field loss0)
-      ratio=$(awk -v a="$ot" -v b="${tt:-0}" 'BEGIN { if (b > 0 && a > 0) printf "%.2fx", a / b; else print "n/a" }')
-      printf "threads %s %-10s %s  relpos %8.0f tok/s %6s MiB | torch %8.0f tok/s %6s MiB | speed ratio %-6s | loss0 %s / %s\n" \
-             "$t" "$shape" "$pe" "$ot" "$om" "${tt:-0}" "${tm:--}" "$ratio" "$ol" "${tl:--}"
-      unset ot om ol
+rounds=$(mktemp)  # one line per (round, threads, shape, pe): the record JSON= writes
+trap 'rm -f "$err" "$rounds"' EXIT
+for ((round = 1; round <= ROUNDS; round++)); do
+  for t in $THREADS; do
+    for shape in $SHAPES; do
+      steps=${STEPS:-10}; [ "$shape" = tiny ] && steps=${STEPS:-30}
+      # relpos_bench runs abs and rel of one shape: columns shape pe params tok/s ms GFLOP/s of-peak MiB loss0
+      ours=$("$BENCH" --threads "$t" --only "$shape" --steps "$steps" --warmup "$WARMUP" --no-attention 2>"$err" || true)
+      for pe in abs rel; do
+        read -r ot op om ol < <(awk -v s="$shape" -v pe="$pe" '$1==s && $2==pe && NF>=9 {print $4, $7, $8, $9}' <<<"$ours") || true
+        if [ -z "${ot:-}" ]; then echo "relpos_bench failed ($shape $pe): $(tail -1 "$err")" >&2; ot=0; op=-; om=-; ol=-; fi
+        # shellcheck disable=SC2086
+        torch=$($PY "$REF" ${FLAGS[$shape]} --pe "$pe" --k 16 --threads "$t" --omp-threads 1 \
+                --steps "$steps" --warmup "$WARMUP" --quiet 2>"$err" | grep '^RESULT' || true)
+        [ -n "$torch" ] || echo "$REF failed ($shape $pe): $(tail -1 "$err")" >&2
+        field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$torch"; }
+        tt=$(field tgt_tok_per_s); tm=$(field peak_rss_mib); tl=$(field loss0)
+        ratio=$(awk -v a="$ot" -v b="${tt:-0}" 'BEGIN { if (b > 0 && a > 0) printf "%.2fx", a / b; else print "n/a" }')
+        printf "%sthreads %s %-10s %s  relpos %8.0f tok/s %6s MiB | torch %8.0f tok/s %6s MiB | speed ratio %-6s | loss0 %s / %s\n" \
+               "$([ "$ROUNDS" -gt 1 ] && echo "round $round: ")" "$t" "$shape" "$pe" "$ot" "$om" "${tt:-0}" "${tm:--}" "$ratio" "$ol" "${tl:--}"
+        echo "$round $t $shape $pe $ot ${op%\%} $om $ol ${tt:-0} ${tm:--} ${tl:--}" >> "$rounds"
+        unset ot op om ol
+      done
     done
   done
 done
+
+# Medians over the rounds, and the JSON record: the machine, the versions, every round, the medians and
+# the ranges a README cites (bench/results/README.md)
+$PY - "$rounds" "${JSON:-}" "$ROUNDS" <<PYEOF
+import json, statistics, sys
+rounds_file, out, nrounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+num = lambda v: None if v in ("-", "") else float(v)
+rows = {}
+for line in open(rounds_file):
+    r, t, shape, pe, ot, op, om, ol, tt, tm, tl = line.split()
+    rows.setdefault((int(t), shape, pe), []).append(dict(round=int(r), relpos_tok_s=num(ot), relpos_of_peak_pct=num(op),
+        relpos_mib=num(om), relpos_loss0=num(ol), torch_tok_s=num(tt), torch_mib=num(tm), torch_loss0=num(tl)))
+def med(xs):
+    xs = [x for x in xs if x is not None and x > 0]
+    return statistics.median(xs) if xs else None
+table = []
+for (t, shape, pe), rs in rows.items():
+    row = dict(threads=t, shape=shape, pe=pe, rounds=rs)
+    for k in ("relpos_tok_s", "torch_tok_s", "relpos_mib", "torch_mib", "relpos_of_peak_pct"):
+        row[k] = med([x[k] for x in rs])
+    ok = row["relpos_tok_s"] and row["torch_tok_s"]
+    row["speed_ratio"] = row["relpos_tok_s"] / row["torch_tok_s"] if ok else None
+    row["memory_ratio"] = row["relpos_mib"] / row["torch_mib"] if row["relpos_mib"] and row["torch_mib"] else None
+    table.append(row)
+if nrounds > 1:
+    print()
+    print(f"medians over {nrounds} rounds:")
+    for row in table:
+        sr = "n/a" if row["speed_ratio"] is None else f"{row['speed_ratio']:.2f}x"
+        print(f"threads {row['threads']} {row['shape']:<10} {row['pe']}  relpos {row['relpos_tok_s'] or 0:8.0f} tok/s | "
+              f"torch {row['torch_tok_s'] or 0:8.0f} tok/s | speed ratio {sr}")
+if out:
+    summary = {}
+    for t in sorted({r["threads"] for r in table}):
+        mine = [r for r in table if r["threads"] == t]
+        sp = [r["speed_ratio"] for r in mine if r["speed_ratio"] is not None]
+        mem = [r["memory_ratio"] for r in mine if r["memory_ratio"] is not None]
+        summary[str(t)] = dict(speed_ratio_min=min(sp) if sp else None, speed_ratio_max=max(sp) if sp else None,
+                               memory_ratio_min=min(mem) if mem else None, memory_ratio_max=max(mem) if mem else None)
+    record = dict(
+        command="ROUNDS=$ROUNDS SHAPES='$SHAPES' JSON=${JSON:-} bench/compare_torch.sh $THREADS",
+        date="$(date -u +%FT%TZ)", machine="${MODEL:-unknown CPU}", cores=int("$(nproc)"),
+        vector_extensions=dict(avx512f="$(yn avx512f)" == "yes", avx512_bf16="$(yn avx512_bf16)" == "yes",
+                               avx2="$(yn avx2)" == "yes", fma="$(yn fma)" == "yes"),
+        kernel="$(uname -sr)", openblas_coretype="${OPENBLAS_CORETYPE:-${detected:-}}", torch="$TORCH_VERSION",
+        relpos_commit="$COMMIT", reference="$REF", warmup=int("$WARMUP"), steps="${STEPS:-10 (tiny ${STEPS:-30})}",
+        rounds=nrounds, rows=table, summary_by_threads=summary)
+    with open(out, "w") as f:
+        json.dump(record, f, indent=1)
+        f.write("\n")
+    print(f"wrote {out}")
+PYEOF
