@@ -162,7 +162,40 @@ def lookup_any(doc, path, cache=None):
 # count('GLOB') / count('GLOB', 'CONDITION') / length('PATH'): functions with single-quoted arguments,
 # computed before the arithmetic. GLOB is a file pattern from the repository root (JSON files); CONDITION
 # an expression over each file's values ($path ... >= 99, ==, and, or); length the size of a list or object.
-FUNC_RE = re.compile(r"\b(count|length|matches)\(\s*'([^']*)'\s*(?:,\s*'([^']*)'\s*)?\)")
+# minof('SOURCE', 'EXPR') / maxof(...): the lowest / highest value of EXPR over the files of a GLOB or the
+# elements of '@PATH'. With '@', a PATH ending in a filter keeps every element it matches ('@[valid_loss=*]':
+# a JSON-lines file's validation lines; '@' alone: the whole list). In EXPR and CONDITION, {field} is each
+# element's value of that field, so one element can be paired with its partner in another file:
+# '$other.jsonl::[epoch={epoch}][valid_loss=*].valid_loss - $valid_loss'.
+FUNC_RE = re.compile(r"\b(count|length|matches|minof|maxof)\(\s*'([^']*)'\s*(?:,\s*'([^']*)'\s*)?\)")
+
+
+def select_all(doc, path, cache):
+    """The elements of the list at PATH (from an '@PATH' source): a trailing filter keeps every element it
+    matches, where a path elsewhere must select exactly one."""
+    parts = split_path(path) if path.strip() else []
+    conds = parts[-1][1] if parts and parts[-1][0] == "filter" else None
+    if conds is not None:
+        cut = path.rstrip()
+        for _ in conds:  # drop the trailing [k=v] groups
+            cut = cut[:cut.rindex("[")].rstrip()
+        path = cut
+    node = lookup_any(doc, path, cache) if path.strip() else doc
+    if not isinstance(node, list):
+        raise MarkerError(f"'@{path}': not a list")
+    if conds is None:
+        return node
+    return [e for e in node if isinstance(e, dict)
+            and all((k in e) if v == "*" else str(e.get(k)) == v for k, v in conds)]
+
+
+def bind_fields(expr, element):
+    """EXPR with each {field} replaced by the element's value of that field."""
+    def value(m):
+        if not isinstance(element, dict) or m.group(1) not in element:
+            raise MarkerError(f"'{{{m.group(1)}}}' in '{expr}': an element has no field '{m.group(1)}'")
+        return str(element[m.group(1)])
+    return re.sub(r"\{(\w+)\}", value, expr)
 
 
 def apply_functions(expr, doc, cache):
@@ -187,19 +220,20 @@ def apply_functions(expr, doc, cache):
                 raise MarkerError(f"length('{a}'): not a list or object")
             return str(len(node))
         if a.startswith("@"):  # the elements of a list in the comment's file: count('@family_t', '$p_holm < 0.05')
-            node = lookup_any(doc, a[1:], cache)
-            if not isinstance(node, list):
-                raise MarkerError(f"count('{a}'): not a list")
-            return str(sum(1 for e in node if not b or bool(evaluate(b, e, cache))))
-        files = sorted(glob.glob(os.path.join(ROOT, a)))
-        if not files:
-            raise MarkerError(f"count('{a}'): no file matches")
-        n = 0
-        for f in files:
-            rel = os.path.relpath(f, ROOT)
-            d = load_json(rel, cache)
-            n += bool(evaluate(b, d, cache)) if b else 1
-        return str(n)
+            elements = select_all(doc, a[1:], cache)
+        else:
+            files = sorted(glob.glob(os.path.join(ROOT, a)))
+            if not files:
+                raise MarkerError(f"{name}('{a}'): no file matches")
+            elements = [load_json(os.path.relpath(f, ROOT), cache) for f in files]
+        if name == "count":
+            return str(sum(1 for e in elements if not b or bool(evaluate(bind_fields(b, e), e, cache))))
+        if not b:
+            raise MarkerError(f"{name}('{a}'): needs an EXPR, e.g. {name}('{a}', '$steps')")
+        if not elements:
+            raise MarkerError(f"{name}('{a}', ...): selects no element")
+        values = [evaluate(bind_fields(b, e), e, cache) for e in elements]
+        return f"({min(values) if name == 'minof' else max(values):.17f})"  # never 1e-05: the arithmetic reads digits
     return FUNC_RE.sub(call, expr)
 
 
@@ -227,7 +261,7 @@ def evaluate(expr, doc, cache=None):
             i += 1
     if not re.fullmatch(r"[\s\d.+\-*/(),\[\]<>=!]*", re.sub(r"\b(abs|min|max|_v|and|or|not)\b", "", code)):
         raise MarkerError(f"expression '{expr}': only paths after '$', numbers, + - * / ( ) < <= == != >= > and or "
-                          f"not, abs min max, count('GLOB'[, 'CONDITION']) and length('PATH')")
+                          f"not, abs min max, count('GLOB'[, 'CONDITION']), minof / maxof('SOURCE', 'EXPR') and length('PATH')")
     try:
         return float(eval(code, {"__builtins__": {}}, {"_v": values, "abs": abs, "min": min, "max": max}))
     except Exception as e:  # noqa: BLE001 (a marker's arithmetic, reported as one sentence)
@@ -493,6 +527,10 @@ def self_test():
         os.makedirs(os.path.join(d, "r"))
         with open(os.path.join(d, "r", "m.jsonl"), "w") as f:
             f.write('{"step": 10, "loss": 2.0}\n{"step": 10, "lr": 0.1}\n{"step": 20, "loss": 1.7341}\n')
+        with open(os.path.join(d, "r", "a.jsonl"), "w") as f:  # two curves to pair by epoch
+            f.write('{"epoch": 1, "loss": 2.0}\n{"epoch": 1, "lr": 0.1}\n{"epoch": 2, "loss": 1.5}\n')
+        with open(os.path.join(d, "r", "b.jsonl"), "w") as f:
+            f.write('{"epoch": 1, "loss": 2.3}\n{"epoch": 2, "loss": 1.6}\n')
         with open(os.path.join(d, "r", "m.py"), "w") as f:
             f.write("M = [\n    (1,),\n    (2,),\n    (3,),\n]\n")
         with open(os.path.join(d, "r", "report.json"), "w") as f:
@@ -541,6 +579,18 @@ def self_test():
             ("3 mutants<!-- check r/m.py matches('r/m.py', '^ +[(]') -->", ("ok", 1)),
             ("4 mutants<!-- check r/m.py matches('r/m.py', '^ +[(]') -->", ("bad", 1)),        # stale count
             ("above 30: 1<!-- check r/report.json count('@cells', '$mean > 30') -->", ("ok", 1)),
+            ("1.734<!-- check r/m.jsonl minof('@[loss=*]', '$loss') -->", ("ok", 1)),           # lines with a loss
+            ("2.0<!-- check r/m.jsonl maxof('@[loss=*]', '$loss') -->", ("ok", 1)),
+            ("99.5<!-- check r/report.json maxof('r/runs/*/results.json', '$m[\"acc\"]') -->", ("ok", 1)),
+            ("99.4<!-- check r/report.json maxof('r/runs/*/results.json', '$m[\"acc\"]') -->", ("bad", 1)),
+            ("by 0.1–0.3<!-- check r/a.jsonl minof('@[loss=*]', '$r/b.jsonl::[epoch={epoch}].loss - $loss') ; "
+             "maxof('@[loss=*]', '$r/b.jsonl::[epoch={epoch}].loss - $loss') -->", ("ok", 2)),  # paired by epoch
+            ("by 0.2<!-- check r/a.jsonl minof('@[loss=*]', '$r/b.jsonl::[epoch={epoch}].loss - $loss') -->", ("bad", 1)),
+            ("lower at 2<!-- check r/a.jsonl count('@[loss=*]', '$loss < $r/b.jsonl::[epoch={epoch}].loss') -->", ("ok", 1)),
+            ("0.1<!-- check r/a.jsonl minof('@', '$r/b.jsonl::[epoch={epoch}].loss - $loss') -->", ("error", 0)),  # lr line
+            ("0.1<!-- check r/a.jsonl minof('@[loss=*]', '$loss - {step}') -->", ("error", 0)),  # no such field
+            ("0.1<!-- check r/a.jsonl minof('@[loss=*]') -->", ("error", 0)),                     # no EXPR
+            ("0.1<!-- check r/a.jsonl minof('@[loss=nothing]', '$loss') -->", ("error", 0)),      # selects none
             ("<!-- include r/report.md#Next step -->\ny\n<!-- end include -->", ("ok", 1)),   # a heading with a space
             ("<!-- include r/report.md#Next -->\nx\n", ("error", 0)),                              # no end marker
             ("20.00<!-- check r/report.json $r/runs/s=0/results.json::steps + 0 -->", ("ok", 1)),  # '=' in a path
