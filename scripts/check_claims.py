@@ -162,12 +162,12 @@ def lookup_any(doc, path, cache=None):
 # count('GLOB') / count('GLOB', 'CONDITION') / length('PATH'): functions with single-quoted arguments,
 # computed before the arithmetic. GLOB is a file pattern from the repository root (JSON files); CONDITION
 # an expression over each file's values ($path ... >= 99, ==, and, or); length the size of a list or object.
-# minof('SOURCE', 'EXPR') / maxof(...): the lowest / highest value of EXPR over the files of a GLOB or the
-# elements of '@PATH'. With '@', a PATH ending in a filter keeps every element it matches ('@[valid_loss=*]':
+# minof('SOURCE', 'EXPR'[, 'CONDITION']) / maxof(...): the lowest / highest value of EXPR over the files of
+# a GLOB or the elements of '@PATH' (those that meet CONDITION, e.g. '$step >= 13750'). With '@', a PATH ending in a filter keeps every element it matches ('@[valid_loss=*]':
 # a JSON-lines file's validation lines; '@' alone: the whole list). In EXPR and CONDITION, {field} is each
 # element's value of that field, so one element can be paired with its partner in another file:
 # '$other.jsonl::[epoch={epoch}][valid_loss=*].valid_loss - $valid_loss'.
-FUNC_RE = re.compile(r"\b(count|length|matches|minof|maxof)\(\s*'([^']*)'\s*(?:,\s*'([^']*)'\s*)?\)")
+FUNC_RE = re.compile(r"\b(count|length|matches|minof|maxof)\(\s*'([^']*)'\s*(?:,\s*'([^']*)'\s*)?(?:,\s*'([^']*)'\s*)?\)")
 
 
 def select_all(doc, path, cache):
@@ -200,7 +200,9 @@ def bind_fields(expr, element):
 
 def apply_functions(expr, doc, cache):
     def call(m):
-        name, a, b = m.group(1), m.group(2), m.group(3)
+        name, a, b, cond = m.group(1), m.group(2), m.group(3), m.group(4)
+        if cond is not None and name not in ("minof", "maxof"):
+            raise MarkerError(f"{name}(...): takes at most two arguments (a third, a condition, is minof's and maxof's)")
         if name == "matches":  # matches('GLOB', 'REGEX'): how many times REGEX (multi-line) occurs in the files
             files = sorted(glob.glob(os.path.join(ROOT, a)))
             if not files or b is None:
@@ -230,6 +232,8 @@ def apply_functions(expr, doc, cache):
             return str(sum(1 for e in elements if not b or bool(evaluate(bind_fields(b, e), e, cache))))
         if not b:
             raise MarkerError(f"{name}('{a}'): needs an EXPR, e.g. {name}('{a}', '$steps')")
+        if cond:
+            elements = [e for e in elements if bool(evaluate(bind_fields(cond, e), e, cache))]
         if not elements:
             raise MarkerError(f"{name}('{a}', ...): selects no element")
         values = [evaluate(bind_fields(b, e), e, cache) for e in elements]
@@ -239,7 +243,7 @@ def apply_functions(expr, doc, cache):
 
 def evaluate(expr, doc, cache=None):
     expr = apply_functions(expr.strip(), doc, cache)
-    if "$" not in expr and not re.fullmatch(r"[\s\d.+\-*/()]*", expr):
+    if "$" not in expr and not re.fullmatch(r"[\s\d.+\-*/(),]*", re.sub(r"\b(abs|min|max)\b", "", expr)):
         return lookup(doc, expr, cache)
     values = []
     # a path after '$' runs to the next operator, comma or space outside brackets
@@ -590,6 +594,10 @@ def self_test():
             ("0.1<!-- check r/a.jsonl minof('@', '$r/b.jsonl::[epoch={epoch}].loss - $loss') -->", ("error", 0)),  # lr line
             ("0.1<!-- check r/a.jsonl minof('@[loss=*]', '$loss - {step}') -->", ("error", 0)),  # no such field
             ("0.1<!-- check r/a.jsonl minof('@[loss=*]') -->", ("error", 0)),                     # no EXPR
+            ("1.5<!-- check r/a.jsonl minof('@[loss=*]', '$loss', '$epoch >= 2') -->", ("ok", 1)),  # a condition
+            ("2.0<!-- check r/a.jsonl minof('@[loss=*]', '$loss', '$epoch >= 2') -->", ("bad", 1)),
+            ("2<!-- check r/a.jsonl count('@[loss=*]', '$loss > 0', '$epoch >= 2') -->", ("error", 0)),  # count: two args
+            ("2.0<!-- check r/a.jsonl max(minof('@[loss=*]', '$loss'), maxof('@[loss=*]', '$loss')) -->", ("ok", 1)),  # no '$' left
             ("0.1<!-- check r/a.jsonl minof('@[loss=nothing]', '$loss') -->", ("error", 0)),      # selects none
             ("<!-- include r/report.md#Next step -->\ny\n<!-- end include -->", ("ok", 1)),   # a heading with a space
             ("<!-- include r/report.md#Next -->\nx\n", ("error", 0)),                              # no end marker
