@@ -6,9 +6,9 @@
 #       one per core), STAGGER seconds apart, each running `relpos run CONFIG --jobs 1 threads=1` for the
 #       configs in order (when no point of the first is left to start, a trainer goes on to the next: a study
 #       and then its reference experiment keep every core busy), and the loop that every INTERVAL seconds
-#       commits each finished run (scripts/commit_finished_runs.sh), rewrites the status counts of each
-#       study's README (scripts/check_claims.py --update-counts) and commits them, and parks the unfinished
-#       runs' checkpoints. All detached from the terminal: the session that started them may end.
+#       commits each finished run (scripts/commit_finished_runs.sh), brings the status counts (count(...)
+#       markers) of every page scripts/check_claims.py checks up to date (README.md, results/**/README.md,
+#       docs/*.md; --update-counts) and commits them, and parks the unfinished runs' checkpoints. All detached from the terminal: the session that started them may end.
 #   scripts/campaign.sh status
 #       the trainers and the loop, each trainer's latest progress line, and for each config how many of its
 #       runs have finished and how many core-hours are left (`relpos run CONFIG --list`).
@@ -69,8 +69,23 @@ alive() {  # pids from a file that are still running
   return 0
 }
 
+update_counts() {  # a tracked page's count(...) numbers brought up to date and committed
+  local page=$1 what
+  grep -q "count(" "$page" || return 0
+  if ! git diff --quiet -- "$page"; then
+    # a page with uncommitted edits (someone is writing it) is left alone: its status commit would take their
+    # half-written lines with it
+    echo "campaign: $page has uncommitted edits; its status counts wait for them to be committed"
+    return 0
+  fi
+  what=$(basename "$(dirname "$page")"); [ "$what" = . ] && what=README
+  scripts/check_claims.py --update-counts "$page" >/dev/null &&
+    { git diff --quiet -- "$page" || git commit -qm "$what: status" -- "$page"; } ||
+    echo "campaign: $page: its status counts could not be brought up to date (scripts/check_claims.py $page says why)"
+}
+
 loop_pass() {
-  local store links readme
+  local store links readme page
   if [ "$commit" = 1 ]; then
     while read -r store links readme; do
       [ -d "$store" ] || continue
@@ -79,18 +94,11 @@ loop_pass() {
       else
         scripts/commit_finished_runs.sh "$store" || true
       fi
-      if [ -f "$readme" ] && grep -q "count(" "$readme"; then
-        if ! git diff --quiet -- "$readme"; then
-          # a page with uncommitted edits (someone is writing it) is left alone: its status commit would take
-          # their half-written lines with it
-          echo "campaign: $readme has uncommitted edits; its status counts wait for them to be committed"
-        else
-          scripts/check_claims.py --update-counts "$readme" >/dev/null &&
-            { git diff --quiet -- "$readme" || git commit -qm "$(basename "$(dirname "$readme")"): status" -- "$readme"; } ||
-            echo "campaign: $readme: its status counts could not be brought up to date (scripts/check_claims.py $readme says why)"
-        fi
-      fi
     done < <(targets)
+    # every checked page (scripts/check_claims.py's default set), so that no count goes stale in the suite
+    while read -r page; do
+      update_counts "$page"
+    done < <(git ls-files README.md 'results/**/README.md' 'docs/*.md')
   fi
   while read -r store; do
     if [ -d "$store" ]; then scripts/park_checkpoints.sh park "$store" || true; fi
