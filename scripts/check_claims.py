@@ -106,6 +106,9 @@ def split_path(path):
                 parts.append(("key", inner[1:-1]))
             elif re.fullmatch(r"-?\d+", inner):
                 parts.append(("index", int(inner)))
+            elif re.fullmatch(r"-?\d*:-?\d*", inner):  # [27:], [:5], [2:4]: a slice of a list (a '@' source)
+                a, b = inner.split(":")
+                parts.append(("slice", int(a) if a else None, int(b) if b else None))
             elif "=" in inner:
                 k, v = inner.split("=", 1)
                 if parts and parts[-1][0] == "filter":  # [a=1][b=2]: both conditions on one list
@@ -113,7 +116,7 @@ def split_path(path):
                 else:
                     parts.append(("filter", [(k.strip(), v.strip())]))
             else:
-                raise MarkerError(f"'[{inner}]' in path '{path}' is neither an index, a \"key\" nor a field=value filter")
+                raise MarkerError(f"'[{inner}]' in path '{path}' is neither an index, a slice, a \"key\" nor a field=value filter")
             i = j
         else:
             j = i
@@ -146,6 +149,10 @@ def lookup_any(doc, path, cache=None):
             if not isinstance(node, list) or not -len(node) <= part[1] < len(node):
                 raise MarkerError(f"path '{path}': no element [{part[1]}]")
             node = node[part[1]]
+        elif part[0] == "slice":
+            if not isinstance(node, list) or not node[part[1]:part[2]]:
+                raise MarkerError(f"path '{path}': the slice selects no element")
+            node = node[part[1]:part[2]]
         else:
             conds = part[1]
             what = "".join(f"[{k}={v}]" for k, v in conds)
@@ -604,6 +611,10 @@ def self_test():
             ("2<!-- check r/a.jsonl count('@[loss=*]', '$loss > 0', '$epoch >= 2') -->", ("error", 0)),  # count: two args
             ("2.0<!-- check r/a.jsonl max(minof('@[loss=*]', '$loss'), maxof('@[loss=*]', '$loss')) -->", ("ok", 1)),  # no '$' left
             ("0.1<!-- check r/a.jsonl minof('@[loss=nothing]', '$loss') -->", ("error", 0)),      # selects none
+            ("1.5<!-- check r/a.jsonl minof('@[1:]', '$loss', '$epoch >= 1') -->", ("error", 0)),  # the lr line has no loss
+            ("1.5<!-- check r/a.jsonl minof('@[2:]', '$loss') -->", ("ok", 1)),                   # a slice
+            ("20<!-- check r/report.json maxof('@cells[:1]', '$mean') -->", ("bad", 1)),         # the first cell: 40.886
+            ("1<!-- check r/report.json minof('@cells[5:]', '$mean') -->", ("error", 0)),        # an empty slice
             ("<!-- include r/report.md#Next step -->\ny\n<!-- end include -->", ("ok", 1)),   # a heading with a space
             ("<!-- include r/report.md#Next -->\nx\n", ("error", 0)),                              # no end marker
             ("20.00<!-- check r/report.json $r/runs/s=0/results.json::steps + 0 -->", ("ok", 1)),  # '=' in a path
