@@ -169,12 +169,13 @@ def lookup_any(doc, path, cache=None):
 # count('GLOB') / count('GLOB', 'CONDITION') / length('PATH'): functions with single-quoted arguments,
 # computed before the arithmetic. GLOB is a file pattern from the repository root (JSON files); CONDITION
 # an expression over each file's values ($path ... >= 99, ==, and, or); length the size of a list or object.
-# minof('SOURCE', 'EXPR'[, 'CONDITION']) / maxof(...): the lowest / highest value of EXPR over the files of
-# a GLOB or the elements of '@PATH' (those that meet CONDITION, e.g. '$step >= 13750'). With '@', a PATH ending in a filter keeps every element it matches ('@[valid_loss=*]':
-# a JSON-lines file's validation lines; '@' alone: the whole list). In EXPR and CONDITION, {field} is each
+# minof('SOURCE', 'EXPR'[, 'CONDITION']) / maxof(...) / sumof(...): the lowest / highest value / the sum of
+# EXPR over the files of a GLOB or the elements of '@PATH' (those that meet CONDITION, e.g. '$step >= 13750').
+# With '@', a PATH ending in a filter keeps every element it matches ('@[valid_loss=*]': a JSON-lines file's
+# validation lines; '@' alone: the whole list; '@cells[5:]': a slice). In EXPR and CONDITION, {field} is each
 # element's value of that field, so one element can be paired with its partner in another file:
 # '$other.jsonl::[epoch={epoch}][valid_loss=*].valid_loss - $valid_loss'.
-FUNC_RE = re.compile(r"\b(count|length|matches|minof|maxof)\(\s*'([^']*)'\s*(?:,\s*'([^']*)'\s*)?(?:,\s*'([^']*)'\s*)?\)")
+FUNC_RE = re.compile(r"\b(count|length|matches|minof|maxof|sumof)\(\s*'([^']*)'\s*(?:,\s*'([^']*)'\s*)?(?:,\s*'([^']*)'\s*)?\)")
 
 
 def select_all(doc, path, cache):
@@ -208,8 +209,8 @@ def bind_fields(expr, element):
 def apply_functions(expr, doc, cache):
     def call(m):
         name, a, b, cond = m.group(1), m.group(2), m.group(3), m.group(4)
-        if cond is not None and name not in ("minof", "maxof"):
-            raise MarkerError(f"{name}(...): takes at most two arguments (a third, a condition, is minof's and maxof's)")
+        if cond is not None and name not in ("minof", "maxof", "sumof"):
+            raise MarkerError(f"{name}(...): takes at most two arguments (a third, a condition, is minof's, maxof's and sumof's)")
         if name == "matches":  # matches('GLOB', 'REGEX'): how many times REGEX (multi-line) occurs in the files
             files = sorted(glob.glob(os.path.join(ROOT, a)))
             if not files or b is None:
@@ -247,7 +248,8 @@ def apply_functions(expr, doc, cache):
         if not elements:
             raise MarkerError(f"{name}('{a}', ...): selects no element")
         values = [evaluate(bind_fields(b, e), e, cache) for e in elements]
-        return f"({min(values) if name == 'minof' else max(values):.17f})"  # never 1e-05: the arithmetic reads digits
+        value = {"minof": min, "maxof": max, "sumof": sum}[name](values)
+        return f"({value:.17f})"  # never 1e-05: the arithmetic reads digits
     return FUNC_RE.sub(call, expr)
 
 
@@ -275,7 +277,7 @@ def evaluate(expr, doc, cache=None):
             i += 1
     if not re.fullmatch(r"[\s\d.+\-*/(),\[\]<>=!]*", re.sub(r"\b(abs|min|max|_v|and|or|not)\b", "", code)):
         raise MarkerError(f"expression '{expr}': only paths after '$', numbers, + - * / ( ) < <= == != >= > and or "
-                          f"not, abs min max, count('GLOB'[, 'CONDITION']), minof / maxof('SOURCE', 'EXPR') and length('PATH')")
+                          f"not, abs min max, count('GLOB'[, 'CONDITION']), minof / maxof / sumof('SOURCE', 'EXPR'[, 'CONDITION']) and length('PATH')")
     try:
         return float(eval(code, {"__builtins__": {}}, {"_v": values, "abs": abs, "min": min, "max": max}))
     except Exception as e:  # noqa: BLE001 (a marker's arithmetic, reported as one sentence)
@@ -613,6 +615,9 @@ def self_test():
             ("0.1<!-- check r/a.jsonl minof('@[loss=nothing]', '$loss') -->", ("error", 0)),      # selects none
             ("1.5<!-- check r/a.jsonl minof('@[1:]', '$loss', '$epoch >= 1') -->", ("error", 0)),  # the lr line has no loss
             ("1.5<!-- check r/a.jsonl minof('@[2:]', '$loss') -->", ("ok", 1)),                   # a slice
+            ("3.5<!-- check r/a.jsonl sumof('@[loss=*]', '$loss') -->", ("ok", 1)),               # 2.0 + 1.5
+            ("40<!-- check r/report.json sumof('r/runs/*/results.json', '$steps') -->", ("ok", 1)),
+            ("2.0<!-- check r/a.jsonl sumof('@[loss=*]', '$loss', '$epoch < 2') -->", ("ok", 1)),
             ("20<!-- check r/report.json maxof('@cells[:1]', '$mean') -->", ("bad", 1)),         # the first cell: 40.886
             ("1<!-- check r/report.json minof('@cells[5:]', '$mean') -->", ("error", 0)),        # an empty slice
             ("<!-- include r/report.md#Next step -->\ny\n<!-- end include -->", ("ok", 1)),   # a heading with a space
