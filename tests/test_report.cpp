@@ -526,6 +526,18 @@ TEST_CASE("report/paired differences by position: the contrasts, or each row min
         CHECK(at16.mean == Approx(0.25));
         CHECK(at16.std == Approx(std::sqrt(0.005)));
         CHECK(t.position_paired.at({"rope", "alibi", "test.loss_pos64@48"}).mean == Approx(0.8));
+        // report.json holds them for prose to cite: the pair's family by position, with the 95% interval
+        const Json pp = Json::parse(render_json(t))["position_paired"];
+        REQUIRE(pp.size() == 4);
+        CHECK(pp[0]["position"] == 0);
+        CHECK(pp[1]["position"] == 16);
+        CHECK(pp[3]["position"] == 48);
+        CHECK(pp[1]["row"] == "rope");
+        CHECK(pp[1]["minus"] == "alibi");
+        CHECK(pp[1]["metric"] == "test.loss_pos64");
+        CHECK(pp[1]["n"] == 2);
+        CHECK(pp[1]["mean"].get<double>() == Approx(0.25));
+        CHECK(pp[1]["ci_high"].get<double>() - 0.25 == Approx(12.706 * std::sqrt(0.005) / std::sqrt(2.0)).epsilon(1e-3));
     }
     // the plot: one line per pair, its band the 95% interval (t(0.975, 1) = 12.706 for two seeds)
     const std::string exp = dir + "/contrast";

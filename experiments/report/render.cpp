@@ -9,6 +9,8 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -19,6 +21,7 @@
 #include "experiments/report/runs.hpp"
 #include "experiments/train/checkpoint.hpp"
 #include "experiments/eval/significance.hpp"
+#include "experiments/tasks/metric_names.hpp"
 
 namespace relpos {
 
@@ -451,6 +454,27 @@ std::string render_json(const ReportTables& t) {
                 {"family_t", family_json(t.family_t)},
                 {"family_bootstrap", family_json(t.family_bootstrap)}};
     if (!compare.is_null()) doc["compare"] = compare;  // only with report.compare
+    if (!t.position_paired.empty()) {  // only where the runs wrote a loss by position: the paired plot's numbers
+        Json pp = Json::array();
+        for (const auto& [a, b] : t.position_pairs) {  // in the pairs' order, each family by position
+            std::vector<std::tuple<std::string, double, const Stats*>> at;
+            for (const auto& [key, d] : t.position_paired)
+                if (std::get<0>(key) == a && std::get<1>(key) == b)
+                    if (const auto m = metric_names::at_length(std::get<2>(key))) at.emplace_back(m->family, m->n, &d);
+            std::sort(at.begin(), at.end(), [](const auto& x, const auto& y) {
+                return std::tie(std::get<0>(x), std::get<1>(x)) < std::tie(std::get<0>(y), std::get<1>(y));
+            });
+            for (const auto& [family, position, d] : at) {
+                const double half = d->n > 1 ? t_critical_95(d->n - 1) * d->std / std::sqrt(double(d->n)) : 0;
+                const auto [dmean, dsd] = stats(*d);
+                pp.push_back({{"row", a}, {"minus", b}, {"metric", family}, {"position", long(position)}, {"n", d->n},
+                              {"mean", dmean}, {"std", dsd},
+                              {"ci_low", d->n > 1 ? json_number(d->mean - half, 6) : Json(nullptr)},
+                              {"ci_high", d->n > 1 ? json_number(d->mean + half, 6) : Json(nullptr)}});
+            }
+        }
+        doc["position_paired"] = pp;
+    }
     if (!t.reference.empty()) {  // only with report.reference: the published column, so prose can cite it checked
         Json values = Json::object();
         for (auto& [row, v] : t.reference) values[row] = v;
