@@ -2,6 +2,10 @@
 # A study that spans sessions, started and stopped with one command each:
 #
 #   scripts/campaign.sh start [-j N] CONFIG [CONFIG ...]
+#   scripts/campaign.sh start [-j N]
+#       (without configs: the project's campaign, the configs listed in configs/campaign.list in order, one
+#       per line, '#' starts a comment; the list says what trains next, so a new session resumes with one
+#       command)
 #       brings back parked checkpoints (scripts/park_checkpoints.sh restore), then starts N trainers (default:
 #       one per core), STAGGER seconds apart, each running `relpos run CONFIG --jobs 1 threads=1` for the
 #       configs in order (when no point of the first is left to start, a trainer goes on to the next: a study
@@ -34,7 +38,7 @@ stagger=${STAGGER:-20}
 commit=${COMMIT:-1}
 
 usage() {
-  echo "usage: $0 start [-j N] CONFIG [CONFIG ...] | status | stop   (the comment at the top of $0 says more)" >&2
+  echo "usage: $0 start [-j N] [CONFIG ...] | status | stop   (the comment at the top of $0 says more)" >&2
   exit 2
 }
 die() { echo "campaign: $*" >&2; exit 2; }
@@ -112,7 +116,15 @@ start() {
     case "$o" in j) jobs=$OPTARG ;; *) usage ;; esac
   done
   shift $((OPTIND - 1))
-  [ $# -ge 1 ] || usage
+  if [ $# -eq 0 ]; then  # the project's campaign
+    local -a listed
+    local list=${CAMPAIGN_LIST:-configs/campaign.list}
+    [ -f "$list" ] || die "no configs given and no $list (one config per line) to read them from"
+    mapfile -t listed < <(sed 's/#.*$//; s/^[[:space:]]*//; s/[[:space:]]*$//' "$list" | grep -v '^$')
+    [ "${#listed[@]}" -ge 1 ] || die "$list lists no config"
+    set -- "${listed[@]}"
+    echo "campaign: the configs of $list: $*"
+  fi
   [[ "$jobs" =~ ^[1-9][0-9]*$ ]] || die "-j must be a positive number of trainers, got '$jobs'"
   [ -z "$(alive "$state/trainers.pid")$(alive "$state/loop.pid")" ] ||
     die "a campaign is running ($state/trainers.pid, $state/loop.pid): scripts/campaign.sh stop first"

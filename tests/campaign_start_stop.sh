@@ -71,7 +71,17 @@ done
 [ "${#stopped_at[@]}" -ge 1 ] || fail "no run was left with a checkpoint by the stop"
 grep -q "interrupted" "$tmp"/state/trainer*.log || fail "no trainer log says its run was interrupted"
 
-scripts/campaign.sh start -j 2 "$tmp/a.yaml" "$tmp/b.yaml" > /dev/null || fail "second start failed"
+# the second start without configs: the project's list (CAMPAIGN_LIST; configs/campaign.list by default)
+CAMPAIGN_LIST=$tmp/none.list scripts/campaign.sh start -j 2 2> "$tmp/nolist.err" && fail "a start without configs or a list was accepted"
+grep -q "no configs given" "$tmp/nolist.err" || fail "a start without a list does not say why: $(cat "$tmp/nolist.err")"
+printf '# the campaign, in order
+%s
+
+  %s   # then B
+' "$tmp/a.yaml" "$tmp/b.yaml" > "$tmp/campaign.list"
+CAMPAIGN_LIST=$tmp/campaign.list scripts/campaign.sh start -j 2 > "$tmp/start2.out" || fail "second start (from the list) failed"
+grep -q "the configs of $tmp/campaign.list: $tmp/a.yaml $tmp/b.yaml" "$tmp/start2.out" ||
+  fail "the list's configs were not read in order: $(cat "$tmp/start2.out")"
 scripts/campaign.sh start -j 2 "$tmp/a.yaml" "$tmp/b.yaml" 2> "$tmp/twice.err" && fail "a second start while running was accepted"
 grep -q "is running" "$tmp/twice.err" || fail "starting twice does not say why: $(cat "$tmp/twice.err")"
 loop_done() { ! kill -0 "$(cat "$tmp/state/loop.pid")" 2>/dev/null; }
