@@ -102,7 +102,7 @@ loop_pass() {
     # every checked page (scripts/check_claims.py's default set), so that no count goes stale in the suite
     while read -r page; do
       update_counts "$page"
-    done < <(git ls-files README.md 'results/**/README.md' 'docs/*.md')
+    done < <(git ls-files README.md results/README.md 'results/**/README.md' 'docs/*.md')  # ('results/**/' needs a folder)
   fi
   while read -r store; do
     if [ -d "$store" ]; then scripts/park_checkpoints.sh park "$store" || true; fi
