@@ -73,6 +73,10 @@ alive() {  # pids from a file that are still running
   return 0
 }
 
+# the pages scripts/check_claims.py checks by default, tracked ones ('results/**/README.md' needs a folder
+# between, so results/README.md is named)
+checked_pages() { git ls-files README.md results/README.md 'results/**/README.md' 'docs/*.md'; }
+
 update_counts() {  # a tracked page's count(...) numbers brought up to date and committed
   local page=$1 what
   grep -q "count(" "$page" || return 0
@@ -102,7 +106,7 @@ loop_pass() {
     # every checked page (scripts/check_claims.py's default set), so that no count goes stale in the suite
     while read -r page; do
       update_counts "$page"
-    done < <(git ls-files README.md results/README.md 'results/**/README.md' 'docs/*.md')  # ('results/**/' needs a folder)
+    done < <(checked_pages)
   fi
   while read -r store; do
     if [ -d "$store" ]; then scripts/park_checkpoints.sh park "$store" || true; fi
@@ -236,5 +240,6 @@ case "$cmd" in
   status) status ;;
   stop) stop ;;
   _loop) loop ;;
+  _pages) checked_pages ;;  # the pages whose counts the loop updates (tests/campaign_start_stop.sh)
   *) usage ;;
 esac

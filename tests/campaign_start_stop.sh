@@ -71,6 +71,11 @@ done
 [ "${#stopped_at[@]}" -ge 1 ] || fail "no run was left with a checkpoint by the stop"
 grep -q "interrupted" "$tmp"/state/trainer*.log || fail "no trainer log says its run was interrupted"
 
+# the loop brings the counts of every page the checker reads up to date, the summary pages included
+pages=$(scripts/campaign.sh _pages)
+for page in README.md results/README.md results/lm_converged/README.md docs/claims.md; do
+  grep -qx "$page" <<<"$pages" || fail "the loop's status counts leave out $page"
+done
 # the second start without configs: the project's list (CAMPAIGN_LIST; configs/campaign.list by default)
 CAMPAIGN_LIST=$tmp/none.list scripts/campaign.sh start -j 2 2> "$tmp/nolist.err" && fail "a start without configs or a list was accepted"
 grep -q "no configs given" "$tmp/nolist.err" || fail "a start without a list does not say why: $(cat "$tmp/nolist.err")"
