@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# scripts/campaign.sh's loop, commit path, in a throwaway git repository: one pass (no trainer alive) commits a
+# finished run, leaves an unfinished one alone, brings the status counts of the study's page and of a summary
+# page (results/README.md) up to date and commits them, and leaves a page with uncommitted edits alone.
+# Fails when a page the checker reads is left stale (as results/README.md was, session 28). (~3 s)
+set -euo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+repo=$tmp/repo
+mkdir -p "$repo/scripts" "$repo/results/study/runs/a" "$repo/results/study/runs/b" "$repo/results/other" "$repo/configs"
+cp "$src"/scripts/{campaign.sh,commit_finished_runs.sh,park_checkpoints.sh,check_claims.py} "$repo/scripts/"
+cd "$repo"
+git init -q . && git config user.email t@example.com && git config user.name test
+printf 'name: study\nresults_dir: results\n' > configs/study.yaml
+echo '{"steps": 10}' > results/study/runs/a/results.json           # finished
+echo 'not finished' > results/study/runs/b/log.txt                  # training
+C="count('results/study/runs/*/results.json')"
+printf '# Study\n\n0<!-- check results/study/runs/a/results.json %s --> of 2 runs finished.\n' "$C" > results/study/README.md
+printf '# Results\n\n0<!-- check results/study/runs/a/results.json %s --> of 2 study runs.\n' "$C" > results/README.md
+printf '# Other\n\n0<!-- check results/study/runs/a/results.json %s --> runs.\n' "$C" > results/other/README.md
+git add configs scripts results/study/README.md results/README.md results/other/README.md && git commit -qm init
+echo "draft line" >> results/other/README.md                        # someone is editing this page
+
+state=$tmp/state
+mkdir -p "$state"
+echo configs/study.yaml > "$state/configs"
+: > "$state/trainers.pid"                                           # no trainer: one pass, then the loop exits
+CAMPAIGN_DIR=$state PARK_DIR=$tmp/parked INTERVAL=1 COMMIT=1 scripts/campaign.sh _loop > "$tmp/loop.log" 2>&1 ||
+  { cat "$tmp/loop.log"; fail "the loop exited non-zero"; }
+
+[ -z "$(git status --porcelain -- results/study/runs/a)" ] || fail "the finished run was not committed"
+git ls-files --error-unmatch results/study/runs/a/results.json > /dev/null 2>&1 || fail "the finished run is not tracked"
+git ls-files --error-unmatch results/study/runs/b/log.txt > /dev/null 2>&1 && fail "the unfinished run was committed"
+grep -q "^1<!-- check" results/study/README.md || fail "the study's page still says: $(sed -n 3p results/study/README.md)"
+grep -q "^1<!-- check" results/README.md || fail "the summary page results/README.md was left stale: $(sed -n 3p results/README.md)"
+[ -z "$(git status --porcelain -- results/study/README.md results/README.md)" ] || fail "the updated counts were not committed"
+grep -q "^0<!-- check" results/other/README.md || fail "a page with uncommitted edits was rewritten"
+grep -q "draft line" results/other/README.md || fail "the uncommitted edit was lost"
+grep -q "results/other/README.md has uncommitted edits" "$tmp/loop.log" || fail "the loop does not say why it left a page alone"
+echo "campaign loop commit path: ok"
