@@ -49,14 +49,14 @@ top_key() {  # a top-level scalar of a config: top_key FILE KEY DEFAULT
   echo "${v:-$3}"
 }
 
-# the run stores and study pages of the configs in $state/configs: "STORE LINKS README" per config
+# the run stores of the configs in $state/configs and where their run links go: "STORE LINKS" per config
 targets() {
   local c name rdir store
   while IFS= read -r c; do
     name=$(top_key "$c" name "")
     rdir=$(top_key "$c" results_dir results)
     store=$(top_key "$c" run_store "")
-    echo "${store:-$rdir/$name/runs} $rdir/$name/runs $rdir/$name/README.md"
+    echo "${store:-$rdir/$name/runs} $rdir/$name/runs"
   done < "$state/configs"
 }
 
@@ -93,9 +93,9 @@ update_counts() {  # a tracked page's count(...) numbers brought up to date and 
 }
 
 loop_pass() {
-  local store links readme page
+  local store links page
   if [ "$commit" = 1 ]; then
-    while read -r store links readme; do
+    while read -r store links; do
       [ -d "$store" ] || continue
       if [ "$links" != "$store" ] && [ -d "$links" ]; then
         scripts/commit_finished_runs.sh "$store" "$links" || true

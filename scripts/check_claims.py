@@ -127,6 +127,11 @@ def split_path(path):
     return parts
 
 
+def meets(element, conds):
+    """Whether a list element passes a path's [field=value] filters ([field=*]: it has the field)."""
+    return isinstance(element, dict) and all((k in element) if v == "*" else str(element.get(k)) == v for k, v in conds)
+
+
 def lookup(doc, path, cache=None):
     node = lookup_any(doc, path, cache)
     if isinstance(node, bool) or not isinstance(node, (int, float)):
@@ -158,8 +163,7 @@ def lookup_any(doc, path, cache=None):
             what = "".join(f"[{k}={v}]" for k, v in conds)
             if not isinstance(node, list):
                 raise MarkerError(f"path '{path}': {what} filters a list, not a {type(node).__name__}")
-            hits = [e for e in node if isinstance(e, dict)  # [field=*]: the element has the field
-                    and all((k in e) if v == "*" else str(e.get(k)) == v for k, v in conds)]
+            hits = [e for e in node if meets(e, conds)]
             if len(hits) != 1:
                 raise MarkerError(f"path '{path}': {what} selects {len(hits)} elements, not one")
             node = hits[0]
@@ -193,8 +197,7 @@ def select_all(doc, path, cache):
         raise MarkerError(f"'@{path}': not a list")
     if conds is None:
         return node
-    return [e for e in node if isinstance(e, dict)
-            and all((k in e) if v == "*" else str(e.get(k)) == v for k, v in conds)]
+    return [e for e in node if meets(e, conds)]
 
 
 def bind_fields(expr, element):
