@@ -30,6 +30,8 @@ does not render them, so the page reads as before):
        count('@family_t', '$p_holm < 0.05')                       elements of a list in the comment's file
        length('cases')                                            the size of a list or object
        matches('scripts/x.py', '^ +[(]"')                         how often a regular expression occurs in files
+       tq(1 - 0.025 / 120, 4)                                     Student's t quantile (P, degrees of freedom):
+                                                                  a Holm bar, an interval's half-width factor
 
 2. A block copied from a rendered report, kept identical to it:
 
@@ -66,6 +68,7 @@ Exit codes: 0 all checked numbers match; 1 a number or an included block differs
 import argparse
 import glob
 import json
+import math
 import os
 import re
 import sys
@@ -179,7 +182,6 @@ def lookup_any(doc, path, cache=None):
 # validation lines; '@' alone: the whole list; '@cells[5:]': a slice). In EXPR and CONDITION, {field} is each
 # element's value of that field, so one element can be paired with its partner in another file:
 # '$other.jsonl::[epoch={epoch}][valid_loss=*].valid_loss - $valid_loss'.
-FUNC_RE = re.compile(r"\b(count|length|matches|minof|maxof|sumof)\(\s*'([^']*)'\s*(?:,\s*'([^']*)'\s*)?(?:,\s*'([^']*)'\s*)?\)")
 
 
 def select_all(doc, path, cache):
@@ -209,56 +211,136 @@ def bind_fields(expr, element):
     return re.sub(r"\{(\w+)\}", value, expr)
 
 
+def source_elements(name, a, doc, cache):
+    """The elements a function reads: '@PATH' the list PATH of the comment's file, else one JSON document per
+    file matching the pattern A (a count may find none where the folder the pattern searches exists)."""
+    if a.startswith("@"):  # count('@family_t', '$p_holm < 0.05')
+        return select_all(doc, a[1:], cache)
+    files = sorted(glob.glob(os.path.join(ROOT, a)))
+    # A count of files may be 0 (a campaign's "0 of 6 finished") where the folder the pattern searches exists:
+    # its part before the first wildcard; a pattern that can match nothing is a typo.
+    fixed = os.path.dirname(re.split(r"[*?\[]", a, maxsplit=1)[0])
+    if not files and not (name == "count" and fixed and os.path.isdir(os.path.join(ROOT, fixed))):
+        raise MarkerError(f"{name}('{a}'): no file matches")
+    return [load_json(os.path.relpath(f, ROOT), cache) for f in files]
+
+
+def holds(cond, element, cache):
+    return bool(evaluate(bind_fields(cond, element), element, cache))
+
+
+def fn_matches(name, doc, cache, glob_, regex, _cond):
+    """matches('GLOB', 'REGEX'): how many times REGEX (multi-line) occurs in the files."""
+    files = sorted(glob.glob(os.path.join(ROOT, glob_)))
+    if not files or regex is None:
+        raise MarkerError(f"matches('{glob_}', ...): " + ("no file matches" if not files else "needs a REGEX"))
+    try:
+        rx = re.compile(regex, re.M)
+    except re.error as e:
+        raise MarkerError(f"matches('{glob_}', '{regex}'): not a regular expression ({e})")
+    n = 0
+    for f in files:
+        with open(f, encoding="utf-8") as fh:
+            n += len(rx.findall(fh.read()))
+    return n
+
+
+def fn_length(name, doc, cache, path, _b, _cond):
+    """length('PATH'): the size of a list or object."""
+    node = lookup_any(doc, path, cache)
+    if not isinstance(node, (list, dict)):
+        raise MarkerError(f"length('{path}'): not a list or object")
+    return len(node)
+
+
+def fn_count(name, doc, cache, source, cond, _c):
+    """count('SOURCE'[, 'CONDITION']): how many files or elements (meeting the condition)."""
+    return sum(1 for e in source_elements(name, source, doc, cache) if not cond or holds(cond, e, cache))
+
+
+def fn_aggregate(name, doc, cache, source, expr, cond):
+    """minof / maxof / sumof('SOURCE', 'EXPR'[, 'CONDITION']): EXPR over the elements (meeting CONDITION)."""
+    if not expr:
+        raise MarkerError(f"{name}('{source}'): needs an EXPR, e.g. {name}('{source}', '$steps')")
+    elements = [e for e in source_elements(name, source, doc, cache) if not cond or holds(cond, e, cache)]
+    if not elements:
+        raise MarkerError(f"{name}('{source}', ...): selects no element")
+    values = [evaluate(bind_fields(expr, e), e, cache) for e in elements]
+    return {"minof": min, "maxof": max, "sumof": sum}[name](values)
+
+
+# name -> (handler, whether it takes a third argument, a condition)
+FUNCTIONS = {"matches": (fn_matches, False), "length": (fn_length, False), "count": (fn_count, False),
+             "minof": (fn_aggregate, True), "maxof": (fn_aggregate, True), "sumof": (fn_aggregate, True)}
+FUNC_RE = re.compile(r"\b(" + "|".join(FUNCTIONS) + r")\(\s*'([^']*)'\s*(?:,\s*'([^']*)'\s*)?(?:,\s*'([^']*)'\s*)?\)")
+
+
 def apply_functions(expr, doc, cache):
+    """EXPR with each function call replaced by its value (digits the arithmetic reads, never 1e-05)."""
     def call(m):
-        name, a, b, cond = m.group(1), m.group(2), m.group(3), m.group(4)
-        if cond is not None and name not in ("minof", "maxof", "sumof"):
-            raise MarkerError(f"{name}(...): takes at most two arguments (a third, a condition, is minof's, maxof's and sumof's)")
-        if name == "matches":  # matches('GLOB', 'REGEX'): how many times REGEX (multi-line) occurs in the files
-            files = sorted(glob.glob(os.path.join(ROOT, a)))
-            if not files or b is None:
-                raise MarkerError(f"matches('{a}', ...): " + ("no file matches" if not files else "needs a REGEX"))
-            try:
-                rx = re.compile(b, re.M)
-            except re.error as e:
-                raise MarkerError(f"matches('{a}', '{b}'): not a regular expression ({e})")
-            n = 0
-            for f in files:
-                with open(f, encoding="utf-8") as fh:
-                    n += len(rx.findall(fh.read()))
-            return str(n)
-        if name == "length":
-            node = lookup_any(doc, a, cache)
-            if not isinstance(node, (list, dict)):
-                raise MarkerError(f"length('{a}'): not a list or object")
-            return str(len(node))
-        if a.startswith("@"):  # the elements of a list in the comment's file: count('@family_t', '$p_holm < 0.05')
-            elements = select_all(doc, a[1:], cache)
-        else:
-            files = sorted(glob.glob(os.path.join(ROOT, a)))
-            # A count of files may be 0 (a campaign's "0 of 6 finished") where the folder the pattern searches
-            # exists: its part before the first wildcard; a pattern that can match nothing is a typo.
-            fixed = os.path.dirname(re.split(r"[*?\[]", a, maxsplit=1)[0])
-            if not files and not (name == "count" and fixed and os.path.isdir(os.path.join(ROOT, fixed))):
-                raise MarkerError(f"{name}('{a}'): no file matches")
-            elements = [load_json(os.path.relpath(f, ROOT), cache) for f in files]
-        if name == "count":
-            return str(sum(1 for e in elements if not b or bool(evaluate(bind_fields(b, e), e, cache))))
-        if not b:
-            raise MarkerError(f"{name}('{a}'): needs an EXPR, e.g. {name}('{a}', '$steps')")
-        if cond:
-            elements = [e for e in elements if bool(evaluate(bind_fields(cond, e), e, cache))]
-        if not elements:
-            raise MarkerError(f"{name}('{a}', ...): selects no element")
-        values = [evaluate(bind_fields(b, e), e, cache) for e in elements]
-        value = {"minof": min, "maxof": max, "sumof": sum}[name](values)
-        return f"({value:.17f})"  # never 1e-05: the arithmetic reads digits
+        name, a, b, cond = m.groups()
+        handler, takes_condition = FUNCTIONS[name]
+        if cond is not None and not takes_condition:
+            raise MarkerError(f"{name}(...): takes at most two arguments (a third, a condition, is minof's, "
+                              f"maxof's and sumof's)")
+        value = handler(name, doc, cache, a, b, cond)
+        return str(value) if isinstance(value, int) else f"({value:.17f})"
     return FUNC_RE.sub(call, expr)
+
+
+def incomplete_beta(x, a, b):
+    """The regularized incomplete beta function I_x(a, b) (Lentz's continued fraction, Numerical Recipes 6.4)."""
+    if x <= 0.0 or x >= 1.0:
+        return 0.0 if x <= 0.0 else 1.0
+    if x > (a + 1.0) / (a + b + 2.0):  # the fraction converges fast below the mean; use the symmetry above it
+        return 1.0 - incomplete_beta(1.0 - x, b, a)
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)) / a
+    tiny, f, c, d = 1e-300, 1.0, 1.0, 0.0
+    for i in range(400):
+        m = i // 2
+        if i == 0:
+            num = 1.0
+        elif i % 2 == 0:
+            num = m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m))
+        else:
+            num = -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))
+        d = 1.0 + num * d
+        d = tiny if abs(d) < tiny else d
+        d = 1.0 / d
+        c = 1.0 + num / c
+        c = tiny if abs(c) < tiny else c
+        f *= c * d
+        if abs(1.0 - c * d) < 1e-15:
+            break
+    return front * (f - 1.0)
+
+
+def t_quantile(p, df):
+    """tq(P, DF): the P quantile of Student's t with DF degrees of freedom (0 < P < 1), by bisection on its
+    distribution function, 1 - I_{df/(df+t^2)}(df/2, 1/2) / 2 for t > 0: the bar a paired test must clear."""
+    if not 0.0 < p < 1.0 or df <= 0:
+        raise MarkerError(f"tq({p}, {df}): needs 0 < P < 1 and DF > 0")
+    if p < 0.5:
+        return -t_quantile(1.0 - p, df)
+    tail = 2.0 * (1.0 - p)  # two-sided tail mass beyond t
+    lo, hi = 0.0, 1.0
+    while incomplete_beta(df / (df + hi * hi), df / 2.0, 0.5) > tail:
+        hi *= 2.0
+    for _ in range(200):
+        mid = (lo + hi) / 2.0
+        if incomplete_beta(df / (df + mid * mid), df / 2.0, 0.5) > tail:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2.0
+
+
+NUMERIC = {"abs": abs, "min": min, "max": max, "tq": t_quantile}
 
 
 def evaluate(expr, doc, cache=None):
     expr = apply_functions(expr.strip(), doc, cache)
-    if "$" not in expr and not re.fullmatch(r"[\s\d.+\-*/(),]*", re.sub(r"\b(abs|min|max)\b", "", expr)):
+    if "$" not in expr and not re.fullmatch(r"[\s\d.+\-*/(),]*", re.sub(r"\b(" + "|".join(NUMERIC) + r")\b", "", expr)):
         return lookup(doc, expr, cache)
     values = []
     # a path after '$' runs to the next operator, comma or space outside brackets
@@ -278,11 +360,11 @@ def evaluate(expr, doc, cache=None):
         else:
             code += expr[i]
             i += 1
-    if not re.fullmatch(r"[\s\d.+\-*/(),\[\]<>=!]*", re.sub(r"\b(abs|min|max|_v|and|or|not)\b", "", code)):
+    if not re.fullmatch(r"[\s\d.+\-*/(),\[\]<>=!]*", re.sub(r"\b(" + "|".join(NUMERIC) + r"|_v|and|or|not)\b", "", code)):
         raise MarkerError(f"expression '{expr}': only paths after '$', numbers, + - * / ( ) < <= == != >= > and or "
-                          f"not, abs min max, count('GLOB'[, 'CONDITION']), minof / maxof / sumof('SOURCE', 'EXPR'[, 'CONDITION']) and length('PATH')")
+                          f"not, abs min max tq(P, DF), count('GLOB'[, 'CONDITION']), minof / maxof / sumof('SOURCE', 'EXPR'[, 'CONDITION']) and length('PATH')")
     try:
-        return float(eval(code, {"__builtins__": {}}, {"_v": values, "abs": abs, "min": min, "max": max}))
+        return float(eval(code, {"__builtins__": {}}, {"_v": values, **NUMERIC}))
     except Exception as e:  # noqa: BLE001 (a marker's arithmetic, reported as one sentence)
         raise MarkerError(f"expression '{expr}' cannot be computed: {e}")
 
@@ -623,6 +705,11 @@ def self_test():
             ("2.0<!-- check r/a.jsonl sumof('@[loss=*]', '$loss', '$epoch < 2') -->", ("ok", 1)),
             ("20<!-- check r/report.json maxof('@cells[:1]', '$mean') -->", ("bad", 1)),         # the first cell: 40.886
             ("1<!-- check r/report.json minof('@cells[5:]', '$mean') -->", ("error", 0)),        # an empty slice
+            ("4.30<!-- check r/report.json tq(0.975, 2) -->", ("ok", 1)),                      # t quantiles
+            ("2.78 and -2.57<!-- check r/report.json tq(0.975, 4) ; tq(0.025, 5) -->", ("ok", 2)),
+            ("2.77<!-- check r/report.json tq(0.975, 4) -->", ("bad", 1)),
+            ("49.0<!-- check r/report.json tq(1 - 0.025 / 120, 2) + 0 * $n -->", ("ok", 1)),   # with a path
+            ("1<!-- check r/report.json tq(1.5, 2) -->", ("error", 0)),
             ("<!-- include r/report.md#Next step -->\ny\n<!-- end include -->", ("ok", 1)),   # a heading with a space
             ("<!-- include r/report.md#Next -->\nx\n", ("error", 0)),                              # no end marker
             ("20.00<!-- check r/report.json $r/runs/s=0/results.json::steps + 0 -->", ("ok", 1)),  # '=' in a path
