@@ -520,12 +520,14 @@ TEST_CASE("report/paired differences by position: the contrasts, or each row min
     for (const std::string report : {"  contrasts: [[rope, alibi]]\n", "  baseline: alibi\n"}) {
         const ReportTables t = experiment(report[2] == 'c' ? "contrast" : "baseline", report);
         REQUIRE(t.position_pairs == std::vector<std::pair<std::string, std::string>>{{"rope", "alibi"}});
-        REQUIRE(t.position_paired.size() == 4);  // one pair, four positions
-        const Stats& at16 = t.position_paired.at({"rope", "alibi", "test.loss_pos64@16"});
+        REQUIRE(t.position_paired.size() == 1);  // one pair, one family,
+        const auto& along = t.position_paired.at({"rope", "alibi", "test.loss_pos64"});
+        REQUIRE(along.size() == 4);              // four positions
+        const Stats& at16 = along.at(16);
         CHECK(at16.n == 2);  // seed 3 has no alibi run
         CHECK(at16.mean == Approx(0.25));
         CHECK(at16.std == Approx(std::sqrt(0.005)));
-        CHECK(t.position_paired.at({"rope", "alibi", "test.loss_pos64@48"}).mean == Approx(0.8));
+        CHECK(along.at(48).mean == Approx(0.8));
         // report.json holds them for prose to cite: the pair's family by position, with the 95% interval
         const Json pp = Json::parse(render_json(t))["position_paired"];
         REQUIRE(pp.size() == 4);

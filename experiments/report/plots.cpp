@@ -424,11 +424,9 @@ std::vector<std::string> draw_plots(const fs::path& dir, const ReportTables& t, 
             std::string plot;
             std::size_t i = 0;
             for (const auto& [a, b] : t.position_pairs) {
-                std::map<double, Stats> at;  // position -> paired difference
-                for (const auto& [key, st] : t.position_paired)
-                    if (std::get<0>(key) == a && std::get<1>(key) == b)
-                        if (auto m = metric_names::at_length(std::get<2>(key)); m && m->family == base) at[m->n] = st;
-                if (at.empty()) continue;  // a pair with no seed finished in both rows yet
+                const auto found = t.position_paired.find({a, b, base});
+                if (found == t.position_paired.end()) continue;  // a pair with no seed finished in both rows yet
+                const std::map<double, Stats>& at = found->second;  // position -> paired difference
                 std::string text;
                 for (const auto& [x, d] : at) {
                     const double half = d.n > 1 ? t_critical_95(d.n - 1) * d.std / std::sqrt(double(d.n)) : 0;

@@ -456,23 +456,17 @@ std::string render_json(const ReportTables& t) {
     if (!compare.is_null()) doc["compare"] = compare;  // only with report.compare
     if (!t.position_paired.empty()) {  // only where the runs wrote a loss by position: the paired plot's numbers
         Json pp = Json::array();
-        for (const auto& [a, b] : t.position_pairs) {  // in the pairs' order, each family by position
-            std::vector<std::tuple<std::string, double, const Stats*>> at;
-            for (const auto& [key, d] : t.position_paired)
-                if (std::get<0>(key) == a && std::get<1>(key) == b)
-                    if (const auto m = metric_names::at_length(std::get<2>(key))) at.emplace_back(m->family, m->n, &d);
-            std::sort(at.begin(), at.end(), [](const auto& x, const auto& y) {
-                return std::tie(std::get<0>(x), std::get<1>(x)) < std::tie(std::get<0>(y), std::get<1>(y));
-            });
-            for (const auto& [family, position, d] : at) {
-                const double half = d->n > 1 ? t_critical_95(d->n - 1) * d->std / std::sqrt(double(d->n)) : 0;
-                const auto [dmean, dsd] = stats(*d);
-                pp.push_back({{"row", a}, {"minus", b}, {"metric", family}, {"position", long(position)}, {"n", d->n},
-                              {"mean", dmean}, {"std", dsd},
-                              {"ci_low", d->n > 1 ? json_number(d->mean - half, 6) : Json(nullptr)},
-                              {"ci_high", d->n > 1 ? json_number(d->mean + half, 6) : Json(nullptr)}});
-            }
-        }
+        for (const auto& [a, b] : t.position_pairs)  // in the pairs' order, each family by position
+            for (auto it = t.position_paired.lower_bound({a, b, ""});
+                 it != t.position_paired.end() && std::get<0>(it->first) == a && std::get<1>(it->first) == b; ++it)
+                for (const auto& [position, d] : it->second) {
+                    const double half = d.n > 1 ? t_critical_95(d.n - 1) * d.std / std::sqrt(double(d.n)) : 0;
+                    const auto [dmean, dsd] = stats(d);
+                    pp.push_back({{"row", a}, {"minus", b}, {"metric", std::get<2>(it->first)}, {"position", long(position)},
+                                  {"n", d.n}, {"mean", dmean}, {"std", dsd},
+                                  {"ci_low", d.n > 1 ? json_number(d.mean - half, 6) : Json(nullptr)},
+                                  {"ci_high", d.n > 1 ? json_number(d.mean + half, 6) : Json(nullptr)}});
+                }
         doc["position_paired"] = pp;
     }
     if (!t.reference.empty()) {  // only with report.reference: the published column, so prose can cite it checked

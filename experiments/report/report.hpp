@@ -51,9 +51,9 @@ struct ReportTables {
     // The same pairs (report.contrasts, or without any every row minus the baseline; in that order) at each
     // position of every loss-by-position metric the runs wrote, (a, b, <split>.loss_pos<N>@<p>): where along a
     // window two rows part. Paired by seed, so the difficulty of the tokens at a position, the same for every
-    // row, cancels. Only without a column key.
+    // row, cancels. Only without a column key. Keyed by (a, b, <split>.loss_pos<N>), then by position p.
     std::vector<std::pair<std::string, std::string>> position_pairs;
-    std::map<std::tuple<std::string, std::string, std::string>, Stats> position_paired;
+    std::map<std::tuple<std::string, std::string, std::string>, std::map<double, Stats>> position_paired;
     // BLEU by source-length bucket: (row, split, bucket label) over seeds; bucket labels in order.
     std::vector<std::string> bucket_splits, bucket_labels;
     std::map<std::tuple<std::string, std::string, std::string>, Stats> buckets;

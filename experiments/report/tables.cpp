@@ -386,14 +386,14 @@ ReportTables build_report(const std::string& dir_in) {
         if (t.position_pairs.empty() && !t.baseline.empty())
             for (const auto& row : t.rows)
                 if (row != t.baseline) t.position_pairs.emplace_back(row, t.baseline);
-        std::set<std::string> by_position;  // test.loss_pos1024@0, ...
+        std::map<std::string, metric_names::AtLength> by_position;  // test.loss_pos1024@0 -> its parts
         for (const auto& [key, st] : t.length_cells) {
             const auto a = metric_names::at_length(std::get<2>(key));
-            if (a && !a->split.empty() && metric_names::loss_by_position_window(a->metric) > 0) by_position.insert(std::get<2>(key));
+            if (a && !a->split.empty() && metric_names::loss_by_position_window(a->metric) > 0) by_position[std::get<2>(key)] = *a;
         }
         for (const auto& [a, b] : t.position_pairs)
-            for (const auto& m : by_position)
-                if (Stats d = paired_by_seed(a, b, m); d.n > 0) t.position_paired[{a, b, m}] = d;
+            for (const auto& [m, parts] : by_position)
+                if (Stats d = paired_by_seed(a, b, m); d.n > 0) t.position_paired[{a, b, parts.family}][parts.n] = d;
     }
     add_training_summary(t, runs);
     if (!cfg.report.compare_dir.empty()) {
