@@ -30,6 +30,9 @@
 // smooth and strictly positive (the absolute value has a kink at 0, where ψ ≡ 0 and the bias stops
 // depending on position), and since L > 0 the normaliser is at least log(1 + c L) > 0, so the listing's
 // eps is not needed. With Adam, log_L moves as the listing's multiplier does (relative steps in L).
+// learn_L: false (default true, the paper's) holds L at L_init: the ablation of a threshold training cannot move
+// (trained at 64 tokens from L_init = 16, L ends near 58 in results/lm_converged, so the interpolation acts
+// on few training queries).
 // Init: c = c_init (0.1), L = L_init (512), as the listing; the MLP as torch.nn.Linear, U(±1/sqrt(fan_in))
 // for weights and biases (zero biases would put every ReLU's kink at input 0, making f_θ piecewise
 // linear with a single knot at the start).
@@ -46,7 +49,7 @@ namespace {
 struct FireOptions {
     std::size_t hidden;
     double c_init, L_init;
-    bool per_layer;
+    bool per_layer, learn_L;
 };
 
 template <class T>
@@ -64,7 +67,10 @@ class FireFunction : public Module<T> {
 public:
     FireFunction(const FireOptions& o, std::size_t heads, Rng& rng) {
         log_c = this->register_parameter("log_c", full<T>({1}, T(std::log(o.c_init))));
-        log_L = this->register_parameter("log_L", full<T>({1}, T(std::log(o.L_init))));
+        // learn_L: false keeps L at L_init, a constant (no parameter): the interpolation then acts from query
+        // L_init on in training as at test, whatever training would have moved L to
+        log_L = o.learn_L ? this->register_parameter("log_L", full<T>({1}, T(std::log(o.L_init))))
+                          : Var<T>(full<T>({1}, T(std::log(o.L_init))));
         w1 = this->register_parameter("fc1.weight", torch_linear_init<T>({1, o.hidden}, 1, rng));
         b1 = this->register_parameter("fc1.bias", torch_linear_init<T>({o.hidden}, 1, rng));
         w2 = this->register_parameter("fc2.weight", torch_linear_init<T>({o.hidden, heads}, o.hidden, rng));
@@ -93,7 +99,7 @@ public:
         return permute(linear(h, w2, b2), {2, 0, 1});                    // f_θ              (H, Lq, Lk)
     }
 
-    Var<T> log_c, log_L;  // (1,) each
+    Var<T> log_c, log_L;  // (1,) each; log_L a constant with learn_L: false
     Var<T> w1, b1, w2, b2;  // (1, hidden), (hidden,), (hidden, H), (H,)
 };
 
@@ -125,6 +131,8 @@ public:
         o_.c_init = opt.get_double("c_init", 0.1, 1e-6, 1e6);
         o_.L_init = opt.get_double("L_init", 512.0, 1e-3, 1e9);
         o_.per_layer = opt.get_bool("per_layer", false);
+        o_.learn_L = opt.get_bool("learn_L", true);
+        opt.omit_from_run_name_at("learn_L", "true");  // came 2026-11-28, after runs were finished
         // Not listed by `relpos list` (has() is false there), but a clear refusal instead of "unknown key".
         if (opt.has("cross_attention") && opt.get_bool("cross_attention", false))
             opt.fail("cross_attention", "fire acts in self-attention only: in encoder-decoder attention a target "

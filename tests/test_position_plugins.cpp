@@ -130,6 +130,10 @@ TEST_CASE("gradcheck/position/fire_decoder", "[gradcheck][position][plugin]") {
 TEST_CASE("gradcheck/position/fire_per_layer", "[gradcheck][position][plugin]") {
     check_model({{"fire", {{"hidden", "3"}, {"L_init", "0.6"}, {"per_layer", "true"}}}}, 4, 2);
 }
+// learn_L: false: L a constant at L_init (no parameter); the others' gradients through both branches of max(L, i)
+TEST_CASE("gradcheck/position/fire_fixed_L", "[gradcheck][position][plugin]") {
+    check_model({{"fire", {{"hidden", "4"}, {"c_init", "0.7"}, {"L_init", "1.5"}, {"learn_L", "false"}}}}, 4, 2);
+}
 TEST_CASE("gradcheck/position/sinusoidal_plus_fire", "[gradcheck][position][plugin]") {
     check_model({{"sinusoidal", {}}, {"fire", {{"hidden", "4"}, {"L_init", "1.5"}}}});
 }
@@ -592,6 +596,26 @@ TEST_CASE("plugin/fire/sharing_sites_and_errors", "[position][plugin][errors]") 
                                    "decoder.position.fc1.weight"});
     CHECK(names_of({{"fire", {{"per_layer", "true"}}}}).size() == 8);  // 4 self-attention layers
     CHECK(names_of({{"fire", {{"per_layer", "true"}}}})[0] == "encoder.layers.0.self_attn.fire.log_L");
+    // learn_L: false: no log_L parameter anywhere, the rest as before (same names, same initial draws)
+    CHECK(names_of({{"fire", {{"learn_L", "false"}}}}) ==
+          std::vector<std::string>{"encoder.position.fc1.weight", "decoder.position.fc1.weight"});
+    CHECK(names_of({{"fire", {{"learn_L", "false"}, {"per_layer", "true"}}}}).size() == 4);
+    {
+        // the bias is the formula's with L = L_init, held as a constant
+        auto [pe, hook] = hooks_for("fire", {{"hidden", "5"}, {"c_init", "0.3"}, {"L_init", "4.5"}, {"learn_L", "false"}},
+                                    nn::AttentionSite::DecoderSelf, 3, 4);
+        CHECK(pe->parameters().size() == 5);  // log_c and the MLP's four
+        const FireRef ref{std::exp(param(*pe, "log_c")(0)), 4.5, param(*pe, "fc1.weight"), param(*pe, "fc1.bias"),
+                          param(*pe, "fc2.weight"), param(*pe, "fc2.bias")};
+        const Array<double> b = bias_of(*hook, 3, 9, 9, 0);
+        for (std::size_t h = 0; h < 3; ++h)
+            for (std::size_t i = 0; i < 9; ++i)
+                for (std::size_t j = 0; j <= i; ++j) CHECK(b(h, i, j) == Approx(ref(h, double(i), double(j))).epsilon(1e-13));
+        nn::MapOptions bad(std::map<std::string, std::string>{{"learn_L", "maybe"}});
+        Rng r(1);
+        nn::PositionContext c{8, 2, nn::Side::Decoder, &r};
+        CHECK_THROWS_WITH(nn::make_position<float>("fire", bad, c), Catch::Contains("'learn_L'"));
+    }
     CHECK_FALSE(hooks_for("fire", {}, nn::AttentionSite::Cross, 2, 4).hook);
     {
         // defaults: c = 0.1, L = 512, 32 hidden units; MLP init as torch.nn.Linear, U(±1/sqrt(fan_in))
@@ -810,6 +834,7 @@ TEST_CASE("incremental/fire", "[incremental][plugin]") {
     incremental_equals_full({{"fire", {{"hidden", "8"}, {"c_init", "0.5"}, {"L_init", "2.5"}}}});
     incremental_equals_full({{"fire", {{"L_init", "1.5"}, {"per_layer", "true"}}}}, nn::NormOrder::Pre);
     incremental_equals_full({{"rope", {}}, {"fire", {{"L_init", "3.5"}}}});
+    incremental_equals_full({{"fire", {{"L_init", "2.5"}, {"learn_L", "false"}}}});
 }
 TEST_CASE("incremental/txl", "[incremental][plugin]") {
     incremental_equals_full({{"txl", {}}});
@@ -824,7 +849,7 @@ TEST_CASE("plugin/registered_and_listed", "[position][plugin]") {
         {"alibi", {"cross_attention", "bidirectional"}},
         {"t5", {"num_buckets", "max_distance", "per_layer"}},
         {"kerple", {"r1_init", "r2_init", "init", "cross_attention"}},
-        {"fire", {"hidden", "c_init", "L_init", "per_layer"}},
+        {"fire", {"hidden", "c_init", "L_init", "per_layer", "learn_L"}},
         {"txl", {"max_time", "cross_attention"}},
     };
     for (auto& [name, want] : keys) {
