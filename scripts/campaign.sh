@@ -73,9 +73,13 @@ alive() {  # pids from a file that are still running
   return 0
 }
 
-# the pages scripts/check_claims.py checks by default, tracked ones ('results/**/README.md' needs a folder
-# between, so results/README.md is named)
-checked_pages() { git ls-files README.md results/README.md 'results/**/README.md' 'docs/*.md'; }
+# the pages scripts/check_claims.py checks by default (its own list), the tracked ones
+checked_pages() {
+  local pages
+  pages=$(scripts/check_claims.py --list-pages) || return 1
+  # shellcheck disable=SC2086  # one page a line, no spaces in the paths
+  git ls-files -- $pages
+}
 
 update_counts() {  # a tracked page's count(...) numbers brought up to date and committed
   local page=$1 what

@@ -52,6 +52,7 @@ does not render them, so the page reads as before):
                                              # values (lr 0.5) and published figures without a source file are
                                              # among them; the list is for the author to read, not a test
     scripts/check_claims.py --self-test      # the checker's own tests (a wrong number must fail)
+    scripts/check_claims.py --list-pages     # the pages checked by default (scripts/campaign.sh updates their counts)
     scripts/check_claims.py --update-counts FILE.md ...
                                              # rewrite the number right before each count(...) marker to what
                                              # it counts now (a campaign's status line, "9 of 24 runs finished",
@@ -782,7 +783,12 @@ def main():
                     help="rewrite the number before each count(...) marker of FILES to the current count, then check")
     ap.add_argument("--fill", action="store_true",
                     help="write each placeholder (??, ??.?, +??.??) before a check marker of FILES, then check")
+    ap.add_argument("--list-pages", action="store_true",
+                    help="print the pages checked by default (paths from the repository root), one a line, and exit")
     a = ap.parse_args()
+    if a.list_pages:
+        print("\n".join(os.path.relpath(f, ROOT) for f in default_files()))
+        return 0
     if a.self_test:
         return self_test()
     if a.unchecked:
