@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/campaign.sh end to end on two tiny configs (ctest campaign/start_stop_resume, ~30 s): `start -j 2`
+# scripts/campaign.sh end to end on two tiny configs (ctest campaign/start_stop_resume, ~45 s): `start -j 2`
 # runs two trainers over config A (two seeds) and then config B (one seed); `stop` while A trains must leave
 # no trainer or loop running, every unfinished run with a checkpoint and a parked copy of it, and no run
 # finished by the stop; a second `start` resumes those runs from their checkpoints (not from step 0) and goes
@@ -18,9 +18,11 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; for f in "$tmp"/state/*.log; do echo "--- $f" >&2; tail -n 5 "$f" >&2; done; exit 1; }
-export CAMPAIGN_DIR=$tmp/state PARK_DIR=$tmp/parked RELPOS=$bin COMMIT=0 INTERVAL=1 STAGGER=1
+# START_CHECK=0: `start` returns at once instead of watching its trainers for 3 s (checked at the end), so that the
+# stop comes soon after the first checkpoint even on a loaded machine, long before a run of A can finish
+export CAMPAIGN_DIR=$tmp/state PARK_DIR=$tmp/parked RELPOS=$bin COMMIT=0 INTERVAL=1 STAGGER=1 START_CHECK=0
 
-config() {  # name seeds
+config() {  # name seeds max_steps
   cat <<EOF
 name: $1
 seed: 1
@@ -33,7 +35,7 @@ data:
   test_splits: [test]
   synthetic: {n_symbols: 10, train_size: 300, valid_size: 40, test_size: 40, train_len: [2, 5], test_len: [6, 8]}
 model: {family: decoder_only, d_model: 16, heads: 2, d_ff: 32, decoder_layers: 1, dropout: 0.1, attention_dropout: 0.1, norm: pre}
-train: {epochs: 100000, max_steps: 3000, batch_tokens: 200, lr: 0.25, warmup: 10, eval_every: 500, checkpoint_every: 50}
+train: {epochs: 100000, max_steps: $3, batch_tokens: 200, lr: 0.25, warmup: 10, eval_every: 500, checkpoint_every: 50}
 eval: {batch_tokens: 1000, splits: [val], metrics: [accuracy]}
 sweep:
   grid:
@@ -41,8 +43,9 @@ sweep:
   seeds: $2
 EOF
 }
-config camp_a "[1, 2]" > "$tmp/a.yaml"
-config camp_b "[3]" > "$tmp/b.yaml"
+# A's runs are 6,000 updates (~25 s each unloaded) so that none finishes before the stop; B's 3,000
+config camp_a "[1, 2]" 6000 > "$tmp/a.yaml"
+config camp_b "[3]" 3000 > "$tmp/b.yaml"
 finished() { find "$tmp/runs" -name results.json 2>/dev/null | wc -l; }
 wait_for() {  # seconds condition...
   local t=$1; shift
@@ -116,4 +119,15 @@ CAMPAIGN_DIR=$tmp/state2 scripts/campaign.sh stop > /dev/null || fail "stop with
 pgrep -f "$tmp/state2/relpos" > /dev/null && fail "stop returned while the stand-in relpos was still exiting"
 awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { exit !(b - a >= 2.9) }' || fail "stop returned before the stand-in's 3 s"
 grep -q "interrupted (stand-in)" "$tmp/state2/trainer1.log" || fail "the stand-in did not get SIGTERM"
+# `start` watches its trainers for START_CHECK seconds and says why one exited at once: a stand-in relpos that
+# loads every config (--list) and fails to train
+printf '%s\n' '#!/usr/bin/env bash' \
+  'case " $* " in *" --list "*) exit 0 ;; esac' \
+  'echo "stand-in: cannot train this config" >&2; exit 1' > "$tmp/failing_relpos"
+chmod +x "$tmp/failing_relpos"
+CAMPAIGN_DIR=$tmp/state3 RELPOS=$tmp/failing_relpos START_CHECK=2 scripts/campaign.sh start -j 1 "$tmp/a.yaml" \
+  > /dev/null 2> "$tmp/exited.err" || fail "start with a trainer that exits at once failed itself"
+grep -q "trainer 1 has already exited" "$tmp/exited.err" && grep -q "stand-in: cannot train" "$tmp/exited.err" ||
+  fail "start does not say that its trainer exited at once, and why: $(cat "$tmp/exited.err")"
+CAMPAIGN_DIR=$tmp/state3 scripts/campaign.sh stop > /dev/null || fail "stop after a trainer exited at once failed"
 echo "campaign start/stop/resume: ${#stopped_at[@]} run(s) stopped and resumed, 3 of 3 finished; stop waits for a slow exit"
