@@ -26,7 +26,8 @@
 # (trainer<i>.log, loop.log). One campaign at a time per state directory.
 # Environment: RELPOS (the binary to copy; default build/relpos), INTERVAL (default 120), STAGGER (default
 # 20), COMMIT=0 (the loop commits nothing: it parks only), STOP_WAIT (seconds `stop` waits for the trainers
-# to exit; default 1800, an evaluation in progress included).
+# to exit; default 1800, an evaluation in progress included), START_CHECK (seconds `start` watches its
+# trainers before returning, to say why one exited at once; default 3).
 # Each config's run store is its `run_store` (or <results_dir>/<name>/runs), its study page
 # <results_dir>/<name>/README.md when there is one; read from the config's top-level keys.
 set -euo pipefail
