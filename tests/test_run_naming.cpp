@@ -17,6 +17,7 @@
 #include "experiments/data/json.hpp"
 #include "experiments/run/continuation.hpp"
 #include "experiments/run/identity.hpp"
+#include "experiments/run/store.hpp"
 #include "experiments/run/sweep.hpp"
 #include "nn/options.hpp"
 #include "nn/position.hpp"
@@ -186,11 +187,9 @@ TEST_CASE("naming/every committed finished run is still its experiment's run", "
                 dirs.push_back(root / top.run_store / run_identity(p.config));
             for (const auto& dir : dirs) {
                 if (!fs::exists(dir / "results.json")) continue;
-                std::ifstream in(dir / "results.json");
-                const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-                const auto at = text.find("\"config_hash\": \"");
-                REQUIRE(at != std::string::npos);
-                const std::string recorded = text.substr(at + 16, 16);
+                // read as `relpos run` reads it before it skips a run (experiments/run/store.hpp)
+                const std::string recorded = read_finished_run(dir / "results.json").config_hash;
+                REQUIRE(!recorded.empty());
                 if (!same_run(recorded, p.config)) continue;  // an experiment.yaml older than a key's new default
                 matched.insert(fs::canonical(dir).string());
             }
