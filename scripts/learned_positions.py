@@ -2,6 +2,7 @@
 """What a learned position encoding ended at: the encoding's own parameters in each run's best checkpoint.
 
     scripts/learned_positions.py --out results/lm_converged/learned_positions.json RUN_DIR [RUN_DIR ...]
+    scripts/learned_positions.py --write-run-files RUN_DIR [RUN_DIR ...]
     scripts/learned_positions.py --self-test
 
 A parameter belongs to the encoding when it is not one of the model's standard weights (embeddings, the
@@ -9,10 +10,13 @@ attention projections, the feed-forward layers, the norms): FIRE's `decoder.posi
 its MLP, KERPLE's `self_attn.kerple_log_r1` / `kerple_log_r2` per layer, T5's `relative_attention_bias`.
 Each is written in full when it has at most 256 values (and, for a `log_` parameter, its exponential: the
 value the encoding uses, e.g. FIRE's threshold L), otherwise as its shape, mean and largest magnitude.
-Runs without a checkpoint (committed runs keep none: their checkpoints are ignored by git) or without such
-parameters are listed as such. The output is the source that README figures about learned encodings cite
-(check markers, docs/claims.md); the checkpoints it reads are the runs' own (`checkpoints/best`, the
-checkpoint the run was evaluated from). Reads .npy files without numpy (float32, C order).
+The checkpoints it reads are the runs' own (`checkpoints/best`, the checkpoint the run was evaluated from).
+Committed runs keep no checkpoint (git ignores them), so `--write-run-files` writes the same entry into the
+finished run's directory as position_parameters.json, which is committed with it (scripts/commit_finished_runs.sh
+writes it before it commits a run); a run without a checkpoint is then read from that file, so the output is
+the same in any clone. Runs with neither, or without such parameters, are listed as such. The output is the
+source that README figures about learned encodings cite (check markers, docs/claims.md). Reads .npy files
+without numpy (float32, C order).
 """
 import argparse
 import ast
@@ -62,12 +66,31 @@ def run_entry(run_dir):
         entry.update({k: r[k] for k in ("labels", "steps", "best_step") if k in r})
     except FileNotFoundError:
         entry["finished"] = False
+    entry.update(from_checkpoint(run_dir) or from_run_file(run_dir) or
+                 {"parameters": None, "note": "no checkpoint in this checkout"})
+    return entry
+
+
+RUN_FILE = "position_parameters.json"
+
+
+def from_run_file(run_dir):
+    """What --write-run-files kept of the checkpoint in the run's directory (None without the file)."""
+    path = os.path.join(run_dir, RUN_FILE)
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        kept = json.load(f)
+    return {"checkpoint_step": kept.get("checkpoint_step"), "parameters": kept["parameters"]}
+
+
+def from_checkpoint(run_dir):
+    """checkpoint_step and the encoding's parameters from checkpoints/best (None without a checkpoint)."""
+    entry = {}
     ckpt = os.path.join(run_dir, "checkpoints", "best")
     manifest = os.path.join(ckpt, "manifest.json")
     if not os.path.exists(manifest):
-        entry["parameters"] = None
-        entry["note"] = "no checkpoint in this checkout"
-        return entry
+        return None
     with open(os.path.join(ckpt, "state.json")) as f:
         entry["checkpoint_step"] = json.load(f).get("step")
     with open(manifest) as f:
@@ -88,6 +111,25 @@ def run_entry(run_dir):
         out[p["name"]] = item
     entry["parameters"] = out
     return entry
+
+
+def write_run_file(run_dir):
+    """position_parameters.json in a finished run's directory, from its checkpoint (parameters {} for an
+    encoding without any: that too is what the checkpoint says); False without results.json or checkpoint."""
+    if not os.path.exists(os.path.join(run_dir, "results.json")):
+        return False
+    entry = from_checkpoint(run_dir)
+    if entry is None:
+        return False
+    record = {"written_by": "scripts/learned_positions.py --write-run-files, from the run's checkpoints/best",
+              "checkpoint_step": entry["checkpoint_step"], "parameters": entry["parameters"]}
+    path = os.path.join(run_dir, RUN_FILE)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(record, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, path)
+    return True
 
 
 def write_npy(path, shape, values):
@@ -120,6 +162,25 @@ def self_test():
         bare = os.path.join(d, "runs", "bare")
         os.makedirs(bare)
         e, b = run_entry(run), run_entry(bare)
+        # the run file: written from the checkpoint, then read in place of it (a clone has no checkpoint)
+        wrote = write_run_file(run)
+        os.rename(os.path.join(run, "checkpoints"), os.path.join(d, "moved_checkpoints"))
+        from_file = run_entry(run)
+        no_file_for_bare = not write_run_file(bare) and not os.path.exists(os.path.join(bare, RUN_FILE))
+        # an encoding without parameters (ALiBi): the file says so, and reads back as the checkpoint did
+        plain = os.path.join(d, "runs", "alibi")
+        os.makedirs(os.path.join(plain, "checkpoints", "best", "params"))
+        write_npy(os.path.join(plain, "checkpoints", "best", "params", "embed.weight.npy"), [2, 2], [1, 2, 3, 4])
+        with open(os.path.join(plain, "checkpoints", "best", "manifest.json"), "w") as f:
+            json.dump({"parameters": [{"name": "embed.weight", "file": "params/embed.weight.npy"}]}, f)
+        with open(os.path.join(plain, "checkpoints", "best", "state.json"), "w") as f:
+            json.dump({"step": 300}, f)
+        with open(os.path.join(plain, "results.json"), "w") as f:
+            json.dump({"steps": 400, "best_step": 300}, f)
+        plain_before = run_entry(plain)
+        plain_wrote = write_run_file(plain)
+        os.rename(os.path.join(plain, "checkpoints"), os.path.join(d, "moved_plain_checkpoints"))
+        plain_after = run_entry(plain)
         p = e["parameters"]
         checks = [
             (sorted(p) == ["decoder.layers.0.self_attn.kerple_log_r1", "decoder.position.fc1.weight", "decoder.position.log_L",
@@ -131,6 +192,10 @@ def self_test():
             (p["decoder.position.fc1.weight"].get("max_abs") == 2.0 and "values" not in p["decoder.position.fc1.weight"], "summarised"),
             (e["checkpoint_step"] == 700 and e["best_step"] == 700 and e["steps"] == 900, "steps"),
             (b["parameters"] is None and b.get("finished") is False, "a run without checkpoint or results"),
+            (wrote and from_file == e, "the run file gives the entry the checkpoint gave"),
+            (no_file_for_bare, "no run file for a run without checkpoint or results"),
+            (plain_wrote and plain_before["parameters"] == {} and plain_after == plain_before,
+             "a run whose encoding has no parameters: {} from the checkpoint and from the run file"),
         ]
     bad = [what for ok, what in checks if not ok]
     for what in bad:
@@ -142,6 +207,11 @@ def self_test():
 def main():
     if sys.argv[1:] == ["--self-test"]:
         sys.exit(self_test())
+    if sys.argv[1:2] == ["--write-run-files"]:
+        for r in sys.argv[2:]:
+            if write_run_file(r):
+                print(f"learned_positions: {os.path.join(r, RUN_FILE)}")
+        return
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("runs", nargs="+", help="run directories (runs/<name> links are followed)")
     ap.add_argument("--out", required=True, help="the JSON file to write")

@@ -2,18 +2,25 @@
 # scripts/campaign.sh's loop, commit path, in a throwaway git repository: one pass (no trainer alive) commits a
 # finished run, leaves an unfinished one alone, brings the status counts of the study's page and of a summary
 # page (results/README.md) up to date and commits them, and leaves a page with uncommitted edits alone.
-# Fails when a page the checker reads is left stale (as results/README.md was, session 28). (~3 s)
+# Fails when a page the checker reads is left stale (as results/README.md was, session 28), or when the
+# committed run leaves out what its encoding learned (position_parameters.json, from its ignored checkpoint). (~3 s)
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 repo=$tmp/repo
 mkdir -p "$repo/scripts" "$repo/results/study/runs/a" "$repo/results/study/runs/b" "$repo/results/other" "$repo/configs"
-cp "$src"/scripts/{campaign.sh,commit_finished_runs.sh,park_checkpoints.sh,check_claims.py} "$repo/scripts/"
+cp "$src"/scripts/{campaign.sh,commit_finished_runs.sh,park_checkpoints.sh,check_claims.py,learned_positions.py} "$repo/scripts/"
+cp "$src/.gitignore" "$repo/.gitignore"
 cd "$repo"
 git init -q . && git config user.email t@example.com && git config user.name test
 printf 'name: study\nresults_dir: results\n' > configs/study.yaml
-echo '{"steps": 10}' > results/study/runs/a/results.json           # finished
+echo '{"steps": 10}' > results/study/runs/a/results.json           # finished, with its best checkpoint: one
+ck=results/study/runs/a/checkpoints/best                            # encoding parameter (log_L = 0, L = 1)
+mkdir -p "$ck/params"
+printf '{"step": 10}' > "$ck/state.json"
+printf '{"parameters": [{"name": "decoder.position.log_L", "file": "params/log_L.npy"}]}' > "$ck/manifest.json"
+python3 -c 'import struct,sys; h=b"{\x27descr\x27: \x27<f4\x27, \x27fortran_order\x27: False, \x27shape\x27: (1,), }"; h+=b" "*(-(10+len(h)+1)%64)+b"\n"; open(sys.argv[1],"wb").write(b"\x93NUMPY\x01\x00"+struct.pack("<H",len(h))+h+struct.pack("<f",0.0))' "$ck/params/log_L.npy"
 echo 'not finished' > results/study/runs/b/log.txt                  # training
 C="count('results/study/runs/*/results.json')"
 printf '# Study\n\n0<!-- check results/study/runs/a/results.json %s --> of 2 runs finished.\n' "$C" > results/study/README.md
@@ -32,6 +39,10 @@ CAMPAIGN_DIR=$state PARK_DIR=$tmp/parked INTERVAL=1 COMMIT=1 scripts/campaign.sh
 [ -z "$(git status --porcelain -- results/study/runs/a)" ] || fail "the finished run was not committed"
 git ls-files --error-unmatch results/study/runs/a/results.json > /dev/null 2>&1 || fail "the finished run is not tracked"
 git ls-files --error-unmatch results/study/runs/b/log.txt > /dev/null 2>&1 && fail "the unfinished run was committed"
+git ls-files --error-unmatch results/study/runs/a/position_parameters.json > /dev/null 2>&1 ||
+  fail "the finished run was committed without position_parameters.json"
+grep -q '"exp": \[' results/study/runs/a/position_parameters.json || fail "position_parameters.json: $(cat results/study/runs/a/position_parameters.json)"
+[ -z "$(git ls-files results/study/runs/a/checkpoints)" ] || fail "the checkpoint was committed"
 grep -q "^1<!-- check" results/study/README.md || fail "the study's page still says: $(sed -n 3p results/study/README.md)"
 grep -q "^1<!-- check" results/README.md || fail "the summary page results/README.md was left stale: $(sed -n 3p results/README.md)"
 [ -z "$(git status --porcelain -- results/study/README.md results/README.md)" ] || fail "the updated counts were not committed"
