@@ -50,7 +50,14 @@ does not render them, so the page reads as before):
                                              # list the numbers with decimals that no marker checks (line and
                                              # context): the measured figures a page still shows by hand. Config
                                              # values (lr 0.5) and published figures without a source file are
-                                             # among them; the list is for the author to read, not a test
+                                             # among them; the list is for the author to read
+    scripts/check_claims.py --unchecked-baseline docs/unchecked-numbers.txt
+                                             # the ratchet (a test): every number with decimals the default
+                                             # pages show without a marker must be listed in that file, so a
+                                             # new figure written by hand fails the suite until it gets a marker
+                                             # (or, a config value or a version, is listed on purpose)
+    scripts/check_claims.py --write-unchecked-baseline docs/unchecked-numbers.txt
+                                             # rewrite that list from the pages as they are now
     scripts/check_claims.py --self-test      # the checker's own tests (a wrong number must fail)
     scripts/check_claims.py --list-pages     # the pages checked by default (scripts/campaign.sh updates their counts)
     scripts/check_claims.py --update-counts FILE.md ...
@@ -67,6 +74,7 @@ Exit codes: 0 all checked numbers match; 1 a number or an included block differs
 2 a marker cannot be read (bad syntax, a missing file, a path that selects nothing).
 """
 import argparse
+import collections
 import glob
 import json
 import math
@@ -509,9 +517,11 @@ DECIMAL_RE = re.compile(r"(?<![\w.])[+\-−]?(?:\d{1,3}(?:,\d{3})+|\d+)\.\d+(?![
 
 
 def unchecked_numbers(md_path):
-    """The numbers with decimals a page shows that no check marker covers: [(line, number, context)]. A marker
-    with k expressions covers the k numbers before it on its line (after the previous marker), as check_file
-    matches them; code blocks, includes, link targets and `code` spans are left out."""
+    """The numbers with decimals a page shows that no check marker covers: [(line, number, context, before)],
+    before: the prose right before the number (UNCHECKED_BEFORE characters, whitespace collapsed, digits as
+    '#'), what the ratchet keys it by. A marker with k expressions covers the k numbers before it on its line (after the
+    previous marker), as check_file matches them; code blocks, includes, link targets and `code` spans are
+    left out."""
     with open(md_path, encoding="utf-8") as f:
         text = blank_code_blocks(f.read())
     text = INCLUDE_RE.sub(lambda m: "\n" * m.group(0).count("\n"), text)
@@ -529,8 +539,61 @@ def unchecked_numbers(md_path):
         prose = re.sub(r"<!--.*?-->", "", " ".join(kept))
         prose = re.sub(r"`[^`]*`", "", re.sub(r"\]\([^)]*\)", "]", prose))
         for m in DECIMAL_RE.finditer(prose):
-            out.append((i, m.group(0), prose.strip()[max(0, m.start() - 60):m.end() + 30]))
+            # digits as '#': a count the campaign loop rewrites, or a checked figure whose data moved, near
+            # the number must not change its key
+            before = re.sub(r"\d", "#", " ".join(prose[:m.start()].split()))[-UNCHECKED_BEFORE:]
+            out.append((i, m.group(0), prose[max(0, m.start() - 60):m.end() + 30].strip(), before))
     return out
+
+
+UNCHECKED_BEFORE = 40
+
+
+def unchecked_keys(files):
+    """The ratchet's multiset: Counter of (page, number, prose before it) over the pages' unchecked numbers,
+    with the first line each key is on (for messages)."""
+    keys, where = collections.Counter(), {}
+    for f in files:
+        rel = os.path.relpath(f, ROOT)
+        for ln, num, _, before in unchecked_numbers(f):
+            keys[(rel, num, before)] += 1
+            where.setdefault((rel, num, before), ln)
+    return keys, where
+
+
+def read_unchecked_baseline(path):
+    """The listed keys: lines 'page<TAB>number<TAB>before' ('#' lines are comments)."""
+    keys = collections.Counter()
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            line = line.rstrip("\n")
+            if not line or line.startswith("#"):
+                continue
+            parts = line.split("\t")
+            if len(parts) != 3:
+                raise MarkerError(f"{path}:{n}: expected 'page<TAB>number<TAB>text before it', got {line!r}")
+            keys[tuple(parts)] += 1
+    return keys
+
+
+def write_unchecked_baseline(path, keys):
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        f.write("# Numbers with decimals that the default pages show without a check marker, listed on purpose:\n"
+                "# config values (lr 0.5), versions, thresholds, and the dated logs whose measurements were not kept.\n"
+                "# Each line: page, number, the 40 characters of prose before it, digits as # (tab-separated). The suite\n"
+                "# (claims/no_new_unchecked_numbers) fails on a number not listed here: give a new figure a check\n"
+                "# marker (docs/claims.md), or, when it is not a result, rewrite this file with\n"
+                "#   scripts/check_claims.py --write-unchecked-baseline docs/unchecked-numbers.txt\n"
+                "# and let the diff show what was added.\n")
+        for (page, num, before), n in sorted(keys.items()):
+            for _ in range(n):
+                f.write(f"{page}\t{num}\t{before}\n")
+    os.replace(path + ".tmp", path)
+
+
+def ratchet(current, baseline):
+    """(new, stale): the keys the pages show more often than the baseline lists them, and the reverse."""
+    return current - baseline, baseline - current
 
 
 # A count(...) marker right after the number it checks: the one kind of number --update-counts rewrites.
@@ -760,10 +823,30 @@ def self_test():
         with open(p, "w") as f:
             f.write("a 40.89 ± 0.24<!-- check r/report.json cells[row=b][metric=t.bleu].mean ; "
                     "cells[row=b][metric=t.bleu].std --> and 1.5 by hand\nlr `0.5`, [x](y/1.2) 3.25\n")
-        got = [(ln, num) for ln, num, _ in unchecked_numbers(p)]
+        got = [(ln, num) for ln, num, _, _ in unchecked_numbers(p)]
         cases.append(("--unchecked", None))
         if got != [(1, "1.5"), (2, "3.25")]:
             failures.append(f"--unchecked: got {got}")
+        # the ratchet: a listed number passes, a new one (or one more of the same) fails, a checked one is stale
+        base_path = os.path.join(d, "baseline.txt")
+        write_unchecked_baseline(base_path, unchecked_keys([p])[0])
+        listed = read_unchecked_baseline(base_path)
+        cases.append(("ratchet: the pages as listed", None))
+        if ratchet(unchecked_keys([p])[0], listed) != (collections.Counter(), collections.Counter()):
+            failures.append(f"ratchet: the listed page does not pass: {ratchet(unchecked_keys([p])[0], listed)}")
+        with open(p, "a") as f:
+            f.write("and 3.25 again by hand, 7.5 new\n")
+        new, stale = ratchet(unchecked_keys([p])[0], listed)
+        cases.append(("ratchet: new numbers fail", None))
+        if sorted(k[1] for k in new.elements()) != ["3.25", "7.5"] or stale:
+            failures.append(f"ratchet: new {new}, stale {stale}")
+        with open(p, "w") as f:
+            f.write("a 40.89 ± 0.24<!-- check r/report.json cells[row=b][metric=t.bleu].mean ; "
+                    "cells[row=b][metric=t.bleu].std --> and 1.5<!-- check r/report.json n -->\nlr `0.5`, [x](y/1.2) 3.25\n")
+        new, stale = ratchet(unchecked_keys([p])[0], listed)
+        cases.append(("ratchet: a number given a marker is stale, not a failure", None))
+        if new or [k[1] for k in stale.elements()] != ["1.5"]:
+            failures.append(f"ratchet: after a marker: new {new}, stale {stale}")
         ROOT = old_root
     for f in failures:
         print("self-test FAILED:", f, file=sys.stderr)
@@ -783,6 +866,10 @@ def main():
                     help="rewrite the number before each count(...) marker of FILES to the current count, then check")
     ap.add_argument("--fill", action="store_true",
                     help="write each placeholder (??, ??.?, +??.??) before a check marker of FILES, then check")
+    ap.add_argument("--unchecked-baseline", metavar="LIST",
+                    help="fail on a number with decimals of the default pages that no marker checks and LIST does not list")
+    ap.add_argument("--write-unchecked-baseline", metavar="LIST",
+                    help="write LIST: every number with decimals the default pages show without a marker")
     ap.add_argument("--list-pages", action="store_true",
                     help="print the pages checked by default (paths from the repository root), one a line, and exit")
     a = ap.parse_args()
@@ -791,11 +878,35 @@ def main():
         return 0
     if a.self_test:
         return self_test()
+    if a.write_unchecked_baseline:
+        keys = unchecked_keys(default_files())[0]
+        write_unchecked_baseline(a.write_unchecked_baseline, keys)
+        print(f"check_claims: {a.write_unchecked_baseline}: {sum(keys.values())} unchecked numbers listed")
+        return 0
+    if a.unchecked_baseline:
+        try:
+            listed = read_unchecked_baseline(a.unchecked_baseline)
+        except (OSError, MarkerError) as e:
+            print(f"check_claims: {e}", file=sys.stderr)
+            return 2
+        current, where = unchecked_keys(default_files())
+        new, stale = ratchet(current, listed)
+        for (page, num, before) in sorted(new):
+            print(f"{page}:{where[(page, num, before)]}: {num} (after \"...{before[-30:]}\") is a number with decimals "
+                  f"that no check marker covers and {a.unchecked_baseline} does not list: give it a marker "
+                  f"(docs/claims.md), or if it is not a result (a config value, a version) list it with "
+                  f"--write-unchecked-baseline {a.unchecked_baseline}")
+        if stale:
+            print(f"check_claims: {sum(stale.values())} listed number(s) no longer shown unchecked (given a marker, "
+                  f"or their text changed): --write-unchecked-baseline {a.unchecked_baseline} drops them")
+        print(f"check_claims: {sum(current.values())} unchecked numbers on the default pages, "
+              f"{sum(new.values())} not listed in {a.unchecked_baseline}")
+        return 1 if new else 0
     if a.unchecked:
         for f in [os.path.abspath(f) for f in a.files] or default_files():
             rel = os.path.relpath(f, ROOT)
             found = unchecked_numbers(f)
-            for ln, num, ctx in found:
+            for ln, num, ctx, _ in found:
                 print(f"{rel}:{ln}: {num}  | {ctx}")
             print(f"{rel}: {len(found)} numbers with decimals not checked", file=sys.stderr)
         return 0
