@@ -886,7 +886,11 @@ def main():
     if a.unchecked_baseline:
         try:
             listed = read_unchecked_baseline(a.unchecked_baseline)
-        except (OSError, MarkerError) as e:
+        except OSError as e:
+            print(f"check_claims: cannot read the list of unchecked numbers {a.unchecked_baseline}: {e.strerror} "
+                  f"(--write-unchecked-baseline {a.unchecked_baseline} writes it)", file=sys.stderr)
+            return 2
+        except MarkerError as e:
             print(f"check_claims: {e}", file=sys.stderr)
             return 2
         current, where = unchecked_keys(default_files())
