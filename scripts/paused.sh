@@ -14,4 +14,5 @@ if [ -n "$pids" ]; then
   echo "paused relpos run process(es) $pids at $(date -u +%T)" >&2
   sleep 2  # let the caches and the scheduler settle
 fi
+export RELPOS_PAUSED_RUNS="$pids"  # what a measurement's record can say about the machine (scripts/time_first_hour.sh)
 "$@"

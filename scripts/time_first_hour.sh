@@ -41,6 +41,9 @@ record = {
     "commit": commit,
     "machine": f"{cpu}, {os.cpu_count()} cores",
     "load_average_at_start": load,
+    # scripts/paused.sh sets it: training processes stopped for the measurement (the load average still counts
+    # them for a minute or more); absent when nothing was paused
+    "paused_relpos_runs": os.environ.get("RELPOS_PAUSED_RUNS", "").split(),
     "make_run": times("make_run"),
     "make_test": dict(times("make_test"), suite_seconds=float(suite.group(1)) if suite else None,
                       tests=int(passed.group(3)) if passed else None, failed=int(passed.group(2)) if passed else None),
