@@ -18,6 +18,13 @@ for store in "$@"; do
     [ -z "$(git status --porcelain --untracked-files=all -- "$run")" ] && continue
     [ -e .git/index.lock ] && exit 0
     [ -f "$run/position_parameters.json" ] || python3 scripts/learned_positions.py --write-run-files "$run" > /dev/null || true
+    if git ls-files --error-unmatch -- "$run/results.json" > /dev/null 2>&1; then
+      # committed before: only files added since (e.g. position_parameters.json written later) go in
+      git add -- "$run"
+      added=$(git diff --cached --name-only -- "$run" | xargs -r -n1 basename | tr '\n' ' ')
+      git commit -q -m "files added to the finished run $run: ${added% }" -- "$run" && echo "committed files of $run"
+      continue
+    fi
     git add -- "$run"
     metrics=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); m=r.get("metrics",{}); print(", ".join(f"{k} {v:.2f}" for k,v in m.items() if k.endswith(("bleu_tok","ppl@64","ppl@1024","accuracy")))[:120])' "$run/results.json" 2>/dev/null || true)
     git commit -q -m "finished run: $run${metrics:+ ($metrics)}" -- "$run" && echo "committed $run"

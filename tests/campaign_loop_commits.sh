@@ -49,4 +49,10 @@ grep -q "^1<!-- check" results/README.md || fail "the summary page results/READM
 grep -q "^0<!-- check" results/other/README.md || fail "a page with uncommitted edits was rewritten"
 grep -q "draft line" results/other/README.md || fail "the uncommitted edit was lost"
 grep -q "results/other/README.md has uncommitted edits" "$tmp/loop.log" || fail "the loop does not say why it left a page alone"
+# a file added later to a run committed before: committed as that, not as a newly finished run
+echo '{}' > results/study/runs/a/extra.json
+scripts/commit_finished_runs.sh results/study/runs > /dev/null
+git ls-files --error-unmatch results/study/runs/a/extra.json > /dev/null 2>&1 || fail "a file added to a committed run was not committed"
+git log -1 --format=%s | grep -q "^files added to the finished run results/study/runs/a: extra.json$" ||
+  fail "a file added to a committed run is committed as: $(git log -1 --format=%s)"
 echo "campaign loop commit path: ok"
