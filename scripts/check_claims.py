@@ -47,12 +47,12 @@ does not render them, so the page reads as before):
     scripts/check_claims.py FILE.md ...      # just these
     scripts/check_claims.py --coverage       # also: how many numbers each file shows and how many are checked
     scripts/check_claims.py --unchecked FILE.md ...
-                                             # list the numbers with decimals that no marker checks (line and
+                                             # list the numbers with decimals and the percentages that no marker checks (line and
                                              # context): the measured figures a page still shows by hand. Config
                                              # values (lr 0.5) and published figures without a source file are
                                              # among them; the list is for the author to read
     scripts/check_claims.py --unchecked-baseline docs/unchecked-numbers.txt
-                                             # the ratchet (a test): every number with decimals the default
+                                             # the ratchet (a test): every number with decimals or % the default
                                              # pages show without a marker must be listed in that file, so a
                                              # new figure written by hand fails the suite until it gets a marker
                                              # (or, a config value or a version, is listed on purpose)
@@ -513,11 +513,14 @@ def check_file(md_path, cache, coverage=None):
     return bad, checked
 
 
-DECIMAL_RE = re.compile(r"(?<![\w.])[+\-−]?(?:\d{1,3}(?:,\d{3})+|\d+)\.\d+(?![\w])")
+# What the ratchet counts as a figure: a number with decimals, or a whole number followed by % (a percentage is
+# how a result is most often written by hand: "+15%"). Other whole numbers (counts, lengths, seeds, config
+# values) are too often not results to be listed one by one.
+DECIMAL_RE = re.compile(r"(?<![\w.])[+\-−]?(?:(?:\d{1,3}(?:,\d{3})+|\d+)\.\d+(?![\w])|(?:\d{1,3}(?:,\d{3})+|\d+)(?=\s?%))")
 
 
 def unchecked_numbers(md_path):
-    """The numbers with decimals a page shows that no check marker covers: [(line, number, context, before)],
+    """The numbers with decimals and the percentages a page shows that no check marker covers: [(line, number, context, before)],
     before: the prose right before the number (UNCHECKED_BEFORE characters, whitespace collapsed, each number
     as '#'), what the ratchet keys it by. A marker with k expressions covers the k numbers before it on its line (after the
     previous marker), as check_file matches them; code blocks, includes, link targets and `code` spans are
@@ -578,7 +581,7 @@ def read_unchecked_baseline(path):
 
 def write_unchecked_baseline(path, keys):
     with open(path + ".tmp", "w", encoding="utf-8") as f:
-        f.write("# Numbers with decimals that the default pages show without a check marker, listed on purpose:\n"
+        f.write("# Numbers with decimals and percentages that the default pages show without a check marker, listed on purpose:\n"
                 "# config values (lr 0.5), versions, thresholds, and the dated logs whose measurements were not kept.\n"
                 "# Each line: page, number, the 40 characters of prose before it, each number as # (tab-separated). The suite\n"
                 "# (claims/no_new_unchecked_numbers) fails on a number not listed here: give a new figure a check\n"
@@ -822,10 +825,11 @@ def self_test():
         # --unchecked: a number a marker covers is not listed, the others are (in order, with their line)
         with open(p, "w") as f:
             f.write("a 40.89 ± 0.24<!-- check r/report.json cells[row=b][metric=t.bleu].mean ; "
-                    "cells[row=b][metric=t.bleu].std --> and 1.5 by hand\nlr `0.5`, [x](y/1.2) 3.25\n")
+                    "cells[row=b][metric=t.bleu].std --> and 1.5 by hand\nlr `0.5`, [x](y/1.2) 3.25, +12% and 7 seeds "
+                    "at 95 %, 12<!-- check r/report.json n -->%\n")
         got = [(ln, num) for ln, num, _, _ in unchecked_numbers(p)]
         cases.append(("--unchecked", None))
-        if got != [(1, "1.5"), (2, "3.25")]:
+        if got != [(1, "1.5"), (2, "3.25"), (2, "+12"), (2, "95")]:
             failures.append(f"--unchecked: got {got}")
         # the ratchet: a listed number passes, a new one (or one more of the same) fails, a checked one is stale
         base_path = os.path.join(d, "baseline.txt")
@@ -851,7 +855,8 @@ def self_test():
             failures.append(f"ratchet: new {new}, stale {stale}")
         with open(p, "w") as f:
             f.write("a 40.89 ± 0.24<!-- check r/report.json cells[row=b][metric=t.bleu].mean ; "
-                    "cells[row=b][metric=t.bleu].std --> and 1.5<!-- check r/report.json n -->\nlr `0.5`, [x](y/1.2) 3.25\n")
+                    "cells[row=b][metric=t.bleu].std --> and 1.5<!-- check r/report.json n -->\nlr `0.5`, [x](y/1.2) 3.25, "
+                    "+12% and 7 seeds at 95 %, 12<!-- check r/report.json n -->%\n")
         new, stale = ratchet(unchecked_keys([p])[0], listed)
         cases.append(("ratchet: a number given a marker is stale, not a failure", None))
         if new or [k[1] for k in stale.elements()] != ["1.5"]:
@@ -870,15 +875,15 @@ def main():
     ap.add_argument("--coverage", action="store_true", help="also print, per file, numbers shown and numbers checked")
     ap.add_argument("--self-test", action="store_true", help="run the checker's own tests")
     ap.add_argument("--unchecked", action="store_true",
-                    help="list the numbers with decimals of FILES that no marker checks, and exit (not a test)")
+                    help="list the numbers with decimals and the percentages of FILES that no marker checks, and exit (not a test)")
     ap.add_argument("--update-counts", action="store_true",
                     help="rewrite the number before each count(...) marker of FILES to the current count, then check")
     ap.add_argument("--fill", action="store_true",
                     help="write each placeholder (??, ??.?, +??.??) before a check marker of FILES, then check")
     ap.add_argument("--unchecked-baseline", metavar="LIST",
-                    help="fail on a number with decimals of the default pages that no marker checks and LIST does not list")
+                    help="fail on a number with decimals or a percentage of the default pages that no marker checks and LIST does not list")
     ap.add_argument("--write-unchecked-baseline", metavar="LIST",
-                    help="write LIST: every number with decimals the default pages show without a marker")
+                    help="write LIST: every number with decimals or percentage the default pages show without a marker")
     ap.add_argument("--list-pages", action="store_true",
                     help="print the pages checked by default (paths from the repository root), one a line, and exit")
     a = ap.parse_args()
@@ -905,7 +910,7 @@ def main():
         current, where = unchecked_keys(default_files())
         new, stale = ratchet(current, listed)
         for (page, num, before) in sorted(new):
-            print(f"{page}:{where[(page, num, before)]}: {num} (after \"...{before[-30:]}\") is a number with decimals "
+            print(f"{page}:{where[(page, num, before)]}: {num} (after \"...{before[-30:]}\") is a number with decimals or a percentage "
                   f"that no check marker covers and {a.unchecked_baseline} does not list: give it a marker "
                   f"(docs/claims.md), or if it is not a result (a config value, a version) list it with "
                   f"--write-unchecked-baseline {a.unchecked_baseline}")
@@ -921,7 +926,7 @@ def main():
             found = unchecked_numbers(f)
             for ln, num, ctx, _ in found:
                 print(f"{rel}:{ln}: {num}  | {ctx}")
-            print(f"{rel}: {len(found)} numbers with decimals not checked", file=sys.stderr)
+            print(f"{rel}: {len(found)} numbers with decimals or percentages not checked", file=sys.stderr)
         return 0
     # the two modes that rewrite numbers before checking: --fill (placeholders), --update-counts (counts)
     for on, flag, rewrite in ((a.fill, "--fill", fill_placeholders), (a.update_counts, "--update-counts", update_counts)):
