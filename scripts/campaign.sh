@@ -15,11 +15,14 @@
 #       docs/*.md; --update-counts) and commits them, and parks the unfinished runs' checkpoints. All detached from the terminal: the session that started them may end.
 #   scripts/campaign.sh status
 #       the trainers and the loop, each trainer's latest progress line, and for each config how many of its
-#       runs have finished and how many core-hours are left (`relpos run CONFIG --list`).
+#       runs have finished and how many core-hours are left (`relpos run CONFIG --list`), and the figures of
+#       the checked pages that no longer match their sources (the loop runs scripts/check_claims.py after each
+#       pass that committed something: a finished run can move a figure that sums over a study's runs).
 #   scripts/campaign.sh stop
 #       SIGTERM to the trainers: each writes a checkpoint of its run at the current update and exits (a run
 #       that had finished training is evaluated and written first), then one pass of the loop, so that
-#       nothing finished is left uncommitted and every unfinished run is parked. `start` resumes from there.
+#       nothing finished is left uncommitted and every unfinished run is parked, and the figures that no
+#       longer match their sources, as status says them. `start` resumes from there.
 #
 # State lives in .campaign/ (ignored; CAMPAIGN_DIR=<dir> moves it): the copy of the relpos binary the
 # trainers run (rebuilding build/ does not change a campaign under way), the configs, the pids and the logs
@@ -92,9 +95,40 @@ update_counts() {  # a tracked page's count(...) numbers brought up to date and 
     return 0
   fi
   what=$(basename "$(dirname "$page")"); [ "$what" = . ] && what=README
-  scripts/check_claims.py --update-counts "$page" >/dev/null &&
-    { git diff --quiet -- "$page" || git commit -qm "$what: status" -- "$page"; } ||
-    echo "campaign: $page: its status counts could not be brought up to date (scripts/check_claims.py $page says why)"
+  # the counts are committed even when another figure of the page no longer matches its source (then the
+  # check fails and the loop says so; claims_check below keeps the list): a stale count helps nobody, and a
+  # page left half-updated would be skipped as "uncommitted edits" by every later pass
+  scripts/check_claims.py --update-counts "$page" >/dev/null 2>&1 ||
+    echo "campaign: $page: a figure no longer matches its source (scripts/check_claims.py $page says which)"
+  git diff --quiet -- "$page" || git commit -qm "$what: status" -- "$page"
+}
+
+claims_check() {  # after new commits: every checked page's figures against their sources, kept in claims.txt
+  local head
+  head=$(git rev-parse -q --verify HEAD 2>/dev/null || true)
+  [ -f "$state/claims.txt" ] && [ "$head" = "$(cat "$state/claims.head" 2>/dev/null)" ] && return 0
+  # claims.txt: empty when every figure matches; else what the checker says, less its summary line
+  if scripts/check_claims.py > "$state/claims.tmp" 2>&1; then
+    : > "$state/claims.tmp"
+  else
+    grep -v '^check_claims: [0-9]* checked' "$state/claims.tmp" > "$state/claims.tmp2" || true
+    mv "$state/claims.tmp2" "$state/claims.tmp"
+    echo "campaign: $(date -u +%FT%TZ): figures that no longer match their sources (scripts/check_claims.py):"
+    cut -c1-300 "$state/claims.tmp"
+  fi
+  mv "$state/claims.tmp" "$state/claims.txt"
+  echo "$head" > "$state/claims.head"
+}
+
+claims_report() {  # what the last claims_check found, for status and stop: the suite fails on it
+  local bad
+  [ -f "$state/claims.txt" ] || return 0
+  bad=$(grep -c . "$state/claims.txt" || true)
+  [ "$bad" -gt 0 ] || return 0
+  echo "campaign: $bad figure(s) no longer match their sources as of $(date -u -r "$state/claims.txt" +%FT%TZ)" \
+       "(a finished run moved them, or a page is being edited; the suite fails until they match:" \
+       "scripts/check_claims.py):"
+  cut -c1-300 "$state/claims.txt" | head -n 10
 }
 
 loop_pass() {
@@ -112,6 +146,7 @@ loop_pass() {
     while read -r page; do
       update_counts "$page"
     done < <(checked_pages)
+    claims_check
   fi
   while read -r store; do
     if [ -d "$store" ]; then scripts/park_checkpoints.sh park "$store" || true; fi
@@ -215,6 +250,7 @@ status() {
   while IFS= read -r c; do
     echo "$c: $("$state/relpos" run "$c" --list 2>&1 | tail -n 1)"
   done < "$state/configs"
+  claims_report
 }
 
 stop() {
@@ -235,6 +271,7 @@ stop() {
   while [ -n "$(alive "$state/loop.pid")" ]; do sleep 1; done
   loop_pass
   echo "campaign: stopped; every finished run committed, the others parked (scripts/campaign.sh start resumes)"
+  claims_report
 }
 
 [ $# -ge 1 ] || usage

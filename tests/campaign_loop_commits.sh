@@ -3,7 +3,8 @@
 # finished run, leaves an unfinished one alone, brings the status counts of the study's page and of a summary
 # page (results/README.md) up to date and commits them, and leaves a page with uncommitted edits alone.
 # Fails when a page the checker reads is left stale (as results/README.md was, session 28), or when the
-# committed run leaves out what its encoding learned (position_parameters.json, from its ignored checkpoint). (~3 s)
+# committed run leaves out what its encoding learned (position_parameters.json, from its ignored checkpoint), or
+# when a figure a finished run moved (a sum over a study's runs) goes unreported by status. (~5 s)
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -26,7 +27,12 @@ C="count('results/study/runs/*/results.json')"
 printf '# Study\n\n0<!-- check results/study/runs/a/results.json %s --> of 2 runs finished.\n' "$C" > results/study/README.md
 printf '# Results\n\n0<!-- check results/study/runs/a/results.json %s --> of 2 study runs.\n' "$C" > results/README.md
 printf '# Other\n\n0<!-- check results/study/runs/a/results.json %s --> runs.\n' "$C" > results/other/README.md
-git add configs scripts results/study/README.md results/README.md results/other/README.md && git commit -qm init
+mkdir -p results/drift                                              # a figure over every finished run of the study
+S="sumof('results/study/runs/*/results.json', '\$steps')"
+printf '# Drift\n\n10<!-- check results/study/runs/a/results.json %s --> updates in all, 1<!-- check results/study/runs/a/results.json %s --> runs.\n' "$S" "$C" > results/drift/README.md
+printf '# Repo\n' > README.md                                        # the checker reads it by default
+git add configs scripts README.md results/study/README.md results/README.md results/other/README.md results/drift/README.md
+git commit -qm init
 echo "draft line" >> results/other/README.md                        # someone is editing this page
 
 state=$tmp/state
@@ -55,4 +61,23 @@ scripts/commit_finished_runs.sh results/study/runs > /dev/null
 git ls-files --error-unmatch results/study/runs/a/extra.json > /dev/null 2>&1 || fail "a file added to a committed run was not committed"
 git log -1 --format=%s | grep -q "^files added to the finished run results/study/runs/a: extra.json$" ||
   fail "a file added to a committed run is committed as: $(git log -1 --format=%s)"
+# the loop checks every page's figures after it commits: only the count of the page left alone differs; a run
+# that finishes then moves the drift page's sum, and status (and stop) say which figure no longer matches
+# before the suite finds it
+[ -f "$state/claims.txt" ] || fail "the loop did not check the pages' figures after committing"
+grep -q "results/other/README.md:3: shows 0" "$state/claims.txt" || fail "the stale count of the page left alone is not listed: $(cat "$state/claims.txt")"
+grep -q "results/drift" "$state/claims.txt" && fail "the drift page differs before its sum moved: $(cat "$state/claims.txt")"
+printf '#!/bin/sh\necho "# listed"\n' > "$state/relpos" && chmod +x "$state/relpos"
+CAMPAIGN_DIR=$state scripts/campaign.sh status > "$tmp/status.log" 2>&1 || fail "status failed: $(cat "$tmp/status.log")"
+grep -q "1 figure(s) no longer match" "$tmp/status.log" || fail "status does not list the stale count: $(cat "$tmp/status.log")"
+mkdir -p results/study/runs/c && echo '{"steps": 5}' > results/study/runs/c/results.json
+CAMPAIGN_DIR=$state PARK_DIR=$tmp/parked INTERVAL=1 COMMIT=1 scripts/campaign.sh _loop > "$tmp/loop2.log" 2>&1 ||
+  { cat "$tmp/loop2.log"; fail "the second loop exited non-zero"; }
+git ls-files --error-unmatch results/study/runs/c/results.json > /dev/null 2>&1 || fail "the second finished run was not committed"
+CAMPAIGN_DIR=$state scripts/campaign.sh status > "$tmp/status.log" 2>&1 || fail "status failed: $(cat "$tmp/status.log")"
+grep -q "2 figure(s) no longer match their sources" "$tmp/status.log" || fail "status does not say a figure moved: $(cat "$tmp/status.log")"
+grep -q "results/drift/README.md:3: shows 10 but" "$tmp/status.log" || fail "status does not say which: $(cat "$tmp/status.log")"
+grep -q "results/drift/README.md:3" "$tmp/loop2.log" || fail "the loop's log does not say which figure moved"
+grep -q "updates in all, 2<!--" results/drift/README.md || fail "a page whose other figure moved kept a stale count: $(sed -n 3p results/drift/README.md)"
+[ -z "$(git status --porcelain -- results/drift/README.md)" ] || fail "the drift page's count update was not committed"
 echo "campaign loop commit path: ok"
