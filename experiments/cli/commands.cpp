@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "autodiff/blas.hpp"
 #include "experiments/eval/bleu.hpp"
 #include "experiments/train/checkpoint.hpp"
 #include "experiments/data/corpus.hpp"
@@ -57,6 +58,7 @@ LoadedRun load_run(const std::string& run_dir) {
     const fs::path dir(run_dir);
     LoadedRun r;
     r.cfg = load_run_config(run_dir, {}, false);
+    blas::set_num_threads(std::max<int>(1, static_cast<int>(r.cfg.threads)));  // as the run evaluated: the same numbers
     if (r.cfg.model.family != "encoder_decoder")
         throw ConfigError(fmt::format("--run {}: a {} model (task {}); relpos eval and translate decode encoder-decoder "
                                       "runs, and a decoder-only run's figures are in its results.json",
@@ -235,6 +237,10 @@ int cmd_eval_splits(const EvalArgs& a) {
     // size follows the longest sequence of the run's splits); the splits scored come from the overridden one.
     const ExperimentConfig trained = load_run_config(a.run_dir, {}, true);
     ExperimentConfig cfg = load_run_config(a.run_dir, a.overrides, true);
+    // the run's thread count and OpenBLAS single-threaded, as its final evaluation ran: OpenBLAS's own threads
+    // (its default: one per core) split some products differently and round differently (seen with its
+    // Haswell kernels: ppl 107.4051 -> 107.405)
+    blas::set_num_threads(std::max<int>(1, static_cast<int>(cfg.threads)));
     std::vector<std::string> have{cfg.data.valid_split};  // the validation split, the test splits, train
     have.insert(have.end(), cfg.data.test_splits.begin(), cfg.data.test_splits.end());
     have.push_back("train");

@@ -53,6 +53,7 @@ int fail(int code, const char* kind, const std::string& what) {
 
 int main(int argc, char** argv) {
     blas::tune_process(argv);
+    blas::set_num_threads(1);  // OpenBLAS never threads on its own (its split rounds differently); commands set the pool
     CLI::App app{"relpos: position encodings in Transformers, Shaw et al. (2018) reproduced on a CPU.\n"
                  "Docs: README.md, docs/configs.md"};
     app.require_subcommand(1);
