@@ -30,7 +30,9 @@
 # Environment: RELPOS (the binary to copy; default build/relpos), INTERVAL (default 120), STAGGER (default
 # 20), COMMIT=0 (the loop commits nothing: it parks only), STOP_WAIT (seconds `stop` waits for the trainers
 # to exit; default 1800, an evaluation in progress included), START_CHECK (seconds `start` watches its
-# trainers before returning, to say why one exited at once; default 3).
+# trainers before returning, to say why one exited at once; default 3), KEEP_CORETYPE=1 (pass the environment's
+# OPENBLAS_CORETYPE to the trainers; by default it is dropped, so that every session trains with the kernels
+# relpos chooses for the CPU).
 # Each config's run store is its `run_store` (or <results_dir>/<name>/runs), its study page
 # <results_dir>/<name>/README.md when there is one; read from the config's top-level keys.
 set -euo pipefail
@@ -188,6 +190,15 @@ start() {
   while read -r store; do
     if [ -d "$store" ]; then scripts/park_checkpoints.sh restore "$store"; fi
   done < <(stores)
+  # A run spans sessions, and each session's environment may differ: some set OPENBLAS_CORETYPE=Haswell. The
+  # trainers run with the kernels relpos chooses for the CPU (blas::tune_process), the same every session on
+  # the same machine, unless KEEP_CORETYPE=1: a run trained on two kernel families rounds differently in
+  # each part, and no rerun of its config reproduces it (results.json's trained_on lists them).
+  if [ -n "${OPENBLAS_CORETYPE:-}" ] && [ "${KEEP_CORETYPE:-0}" != 1 ]; then
+    echo "campaign: OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE is not passed to the trainers (their runs span sessions;" \
+         "KEEP_CORETYPE=1 keeps it)"
+    unset OPENBLAS_CORETYPE
+  fi
   : > "$state/trainers.pid"
   local i
   for ((i = 1; i <= jobs; i++)); do

@@ -123,11 +123,20 @@ grep -q "interrupted (stand-in)" "$tmp/state2/trainer1.log" || fail "the stand-i
 # loads every config (--list) and fails to train
 printf '%s\n' '#!/usr/bin/env bash' \
   'case " $* " in *" --list "*) exit 0 ;; esac' \
-  'echo "stand-in: cannot train this config" >&2; exit 1' > "$tmp/failing_relpos"
+  'echo "stand-in: cannot train this config (OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset})" >&2; exit 1' \
+  > "$tmp/failing_relpos"
 chmod +x "$tmp/failing_relpos"
-CAMPAIGN_DIR=$tmp/state3 RELPOS=$tmp/failing_relpos START_CHECK=2 scripts/campaign.sh start -j 1 "$tmp/a.yaml" \
-  > /dev/null 2> "$tmp/exited.err" || fail "start with a trainer that exits at once failed itself"
+# (and the environment's OPENBLAS_CORETYPE does not reach the trainers, unless KEEP_CORETYPE=1: a run that
+# spans sessions keeps one kernel family)
+OPENBLAS_CORETYPE=Haswell CAMPAIGN_DIR=$tmp/state3 RELPOS=$tmp/failing_relpos START_CHECK=2 scripts/campaign.sh start \
+  -j 1 "$tmp/a.yaml" > "$tmp/exited.out" 2> "$tmp/exited.err" || fail "start with a trainer that exits at once failed itself"
 grep -q "trainer 1 has already exited" "$tmp/exited.err" && grep -q "stand-in: cannot train" "$tmp/exited.err" ||
   fail "start does not say that its trainer exited at once, and why: $(cat "$tmp/exited.err")"
+grep -q "(OPENBLAS_CORETYPE=unset)" "$tmp/exited.err" || fail "the trainer got the environment's kernels: $(cat "$tmp/exited.err")"
+grep -q "OPENBLAS_CORETYPE=Haswell is not passed to the trainers" "$tmp/exited.out" || fail "start does not say it dropped OPENBLAS_CORETYPE"
 CAMPAIGN_DIR=$tmp/state3 scripts/campaign.sh stop > /dev/null || fail "stop after a trainer exited at once failed"
+KEEP_CORETYPE=1 OPENBLAS_CORETYPE=Haswell CAMPAIGN_DIR=$tmp/state4 RELPOS=$tmp/failing_relpos START_CHECK=2 \
+  scripts/campaign.sh start -j 1 "$tmp/a.yaml" > /dev/null 2> "$tmp/kept.err" || fail "start with KEEP_CORETYPE=1 failed"
+grep -q "(OPENBLAS_CORETYPE=Haswell)" "$tmp/kept.err" || fail "KEEP_CORETYPE=1 did not keep the kernels: $(cat "$tmp/kept.err")"
+CAMPAIGN_DIR=$tmp/state4 scripts/campaign.sh stop > /dev/null || fail "stop after KEEP_CORETYPE=1 failed"
 echo "campaign start/stop/resume: ${#stopped_at[@]} run(s) stopped and resumed, 3 of 3 finished; stop waits for a slow exit"
