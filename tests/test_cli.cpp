@@ -158,22 +158,27 @@ TEST_CASE("cli/eval --split scores a language model (subword) run as its final e
     fs::remove_all(out);
     fs::create_directories(out);
     const std::string cfg = (out / "lm.yaml").string();
-    std::ofstream(cfg) << "name: lm\nseed: 2\nthreads: 1\ndata: {task: brown, dir: " << RELPOS_SOURCE_DIR
+    // Two seeds side by side (--jobs 2): each run gets 1 of the config's 2 threads, which config.yaml does not
+    // record; eval must use the run's (results.json's), not the config's.
+    std::ofstream(cfg) << "name: lm\nseed: 2\nthreads: 2\nsweep: {seeds: [2, 3]}\ndata: {task: brown, dir: " << RELPOS_SOURCE_DIR
                        << "/data/brown/sample, vocab_size: 200, lm: {context: 16, eval_lengths: [16, 32], stride: 4, "
                           "max_eval_tokens: 400}}\n"
                           "model: {family: decoder_only, d_model: 16, heads: 2, d_ff: 32, decoder_layers: 1, position: {type: alibi}}\n"
                           "train: {epochs: 1, max_steps: 6, batch_tokens: 256, lr: 0.5, warmup: 2}\n"
                           "eval: {splits: [val, test], metrics: [ppl, ppl_sliding], split_metrics: {val: [ppl]}}\n";
-    REQUIRE(sh(kBin + " run " + cfg + " results_dir=" + out.string() + " --quiet").code == 0);
+    REQUIRE(sh(kBin + " run " + cfg + " results_dir=" + out.string() + " --jobs 2 --quiet").code == 0);
     const std::string run = (out / "lm" / "runs" / "seed=2").string();
     const YAML::Node results = YAML::LoadFile(run + "/results.json");
+    REQUIRE(results["threads"].as<int>() == 1);
     REQUIRE(results["metrics"]["test.ppl_sliding@32"].IsDefined());
     CHECK_FALSE(results["metrics"]["val.ppl_sliding@32"].IsDefined());  // eval.split_metrics
     auto metrics = [&](const std::string& args) {
         Cmd c = sh(kBin + " eval --run " + run + " --split test " + args);
         INFO(args << "\n" << c.out);
         REQUIRE(c.code == 0);
-        return YAML::Load(c.out.substr(c.out.rfind("\n{") + 1))["metrics"];
+        const YAML::Node line = YAML::Load(c.out.substr(c.out.rfind("\n{") + 1));
+        CHECK(line["threads"].as<int>() == 1);  // the run's, not config.yaml's 2
+        return line["metrics"];
     };
     const YAML::Node same = metrics("");
     std::size_t n = 0;

@@ -54,11 +54,29 @@ ExperimentConfig load_run_config(const std::string& run_dir, const std::vector<s
 
 void load_best_weights(const std::string& run_dir, nn::Transformer<float>& model);
 
+// The threads a run's final evaluation used, and OpenBLAS single-threaded (blas::set_num_threads), so that
+// eval and translate give its numbers: results.json's "threads" (under `--jobs N` a run gets its config's
+// threads / N, and config.yaml keeps the config's), else config.yaml's. OpenBLAS's own threads (its default:
+// one per core) split some products differently and round differently (seen with its Haswell kernels: ppl
+// 107.4051 -> 107.405).
+int use_run_threads(const std::string& run_dir, const ExperimentConfig& cfg) {
+    long threads = cfg.threads;
+    const fs::path results = fs::path(run_dir) / "results.json";
+    std::error_code ec;
+    if (fs::exists(results, ec)) {
+        const Json j = Json::parse(read_text_file(results.string()), nullptr, false);
+        if (j.is_object() && j.contains("threads") && j["threads"].is_number_integer()) threads = j["threads"].get<long>();
+    }
+    const int n = std::max<int>(1, static_cast<int>(threads));
+    blas::set_num_threads(n);
+    return n;
+}
+
 LoadedRun load_run(const std::string& run_dir) {
     const fs::path dir(run_dir);
     LoadedRun r;
     r.cfg = load_run_config(run_dir, {}, false);
-    blas::set_num_threads(std::max<int>(1, static_cast<int>(r.cfg.threads)));  // as the run evaluated: the same numbers
+    use_run_threads(run_dir, r.cfg);
     if (r.cfg.model.family != "encoder_decoder")
         throw ConfigError(fmt::format("--run {}: a {} model (task {}); relpos eval and translate decode encoder-decoder "
                                       "runs, and a decoder-only run's figures are in its results.json",
@@ -237,10 +255,7 @@ int cmd_eval_splits(const EvalArgs& a) {
     // size follows the longest sequence of the run's splits); the splits scored come from the overridden one.
     const ExperimentConfig trained = load_run_config(a.run_dir, {}, true);
     ExperimentConfig cfg = load_run_config(a.run_dir, a.overrides, true);
-    // the run's thread count and OpenBLAS single-threaded, as its final evaluation ran: OpenBLAS's own threads
-    // (its default: one per core) split some products differently and round differently (seen with its
-    // Haswell kernels: ppl 107.4051 -> 107.405)
-    blas::set_num_threads(std::max<int>(1, static_cast<int>(cfg.threads)));
+    const int threads = use_run_threads(a.run_dir, cfg);
     std::vector<std::string> have{cfg.data.valid_split};  // the validation split, the test splits, train
     have.insert(have.end(), cfg.data.test_splits.begin(), cfg.data.test_splits.end());
     have.push_back("train");
@@ -275,7 +290,7 @@ int cmd_eval_splits(const EvalArgs& a) {
     auto model = build_model(cfg, as_trained.vocab, as_trained.longest_source, as_trained.longest_target);
     load_best_weights(a.run_dir, *model);
     const auto task = make_task(cfg);
-    Json base = {{"run", a.run_dir}, {"overrides", a.overrides}};
+    Json base = {{"run", a.run_dir}, {"overrides", a.overrides}, {"threads", threads}};
     base["checkpoint_step"] = verify_checkpoint((fs::path(a.run_dir) / "checkpoints" / "best").string(), {}, false).step;
     for (const auto& split : a.splits) {
         model->eval();  // each split from the start of the evaluation stream, as a run's final evaluation
