@@ -1,6 +1,7 @@
 #include "autodiff/parallel.hpp"
 
 #include <pthread.h>
+#include <time.h>
 
 #include <algorithm>
 #include <atomic>
@@ -30,6 +31,12 @@ public:
         for (int i = 1; i < threads_; ++i) workers_.emplace_back([this, i, gen] { work(i, gen); });
     }
     int size() const { return threads_; }
+    // The calling thread's CPU time, its workers', and that of workers stopped before (retired_cpu_).
+    double cpu_seconds() {
+        double s = retired_cpu_ + clock_seconds(CLOCK_THREAD_CPUTIME_ID);
+        for (auto& t : workers_) s += thread_cpu_seconds(t);
+        return s;
+    }
     void forget_after_fork() {
         new std::vector<std::thread>(std::move(workers_));  // leaked: see forget_workers_in_child
         workers_.clear();
@@ -89,7 +96,19 @@ private:
             if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) done_cv_.notify_one();
         }
     }
+    static double clock_seconds(clockid_t id) {
+        timespec ts{};
+        if (clock_gettime(id, &ts) != 0) return 0;
+        return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+    }
+    static double thread_cpu_seconds(std::thread& t) {
+        clockid_t id;
+        return pthread_getcpuclockid(t.native_handle(), &id) == 0 ? clock_seconds(id) : 0;
+    }
     void stop_workers() {
+        // a worker's clock is gone once the thread has exited: read it before telling it to (it is idle now; the
+        // few microseconds it may still spin go uncounted)
+        for (auto& t : workers_) retired_cpu_ += thread_cpu_seconds(t);
         {
             std::lock_guard<std::mutex> lk(mu_);
             quit_.store(true);
@@ -101,6 +120,7 @@ private:
     }
 
     int threads_ = 1;
+    double retired_cpu_ = 0;  // CPU seconds of workers stopped by resize()
     std::vector<std::thread> workers_;
     std::mutex mu_;
     std::condition_variable cv_, done_cv_;
@@ -137,6 +157,7 @@ thread_local bool t_inside = false;  // nested parallel_for runs inline
 
 void set_num_threads(int n) { pool().resize(n); }
 int num_threads() { return pool().size(); }
+double cpu_seconds() { return pool().cpu_seconds(); }
 
 void parallel_for(std::size_t n, std::size_t grain, const std::function<void(std::size_t, std::size_t)>& fn) {
     const std::size_t threads = static_cast<std::size_t>(pool().size());

@@ -20,6 +20,11 @@ namespace relpos::parallel {
 void set_num_threads(int n);
 int num_threads();
 
+// CPU seconds used so far by the calling thread and the workers of its pool, including workers a
+// set_num_threads call has since stopped: the core time of the work this thread drives (a training run
+// under the runner's --jobs, whose process CPU time would also count the other runs). Monotone.
+double cpu_seconds();
+
 // Calls fn(begin, end) on disjoint contiguous ranges covering [0, n), in parallel when n >= 2 * grain
 // and more than one thread is configured. Nested calls run inline. The split depends only on n,
 // grain and the thread count.

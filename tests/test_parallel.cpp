@@ -4,6 +4,8 @@
 #include <chrono>
 #include <thread>
 
+#include <time.h>
+
 #include "autodiff/parallel.hpp"
 #include "nn/optim.hpp"
 #include "tests/nn_helpers.hpp"
@@ -169,4 +171,34 @@ TEST_CASE("blas/core_type_notice_when_the_environment_holds_older_kernels", "[bl
     }
     setenv("OPENBLAS_CORETYPE", "SapphireRapids", 1);  // the newest tier: never older than the CPU
     CHECK(blas::core_type_notice().empty());
+}
+
+TEST_CASE("parallel/cpu_seconds counts the calling thread and its workers, also after they stop", "[parallel]") {
+    // Each chunk spins for a fixed amount of its own thread's CPU time: the pool's total must grow by at
+    // least the sum (whatever the scheduling), the calling thread's own clock by less (the worker did part),
+    // and stopping the workers (set_num_threads) must not take their time back.
+    auto thread_cpu = [] {
+        timespec ts{};
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+    };
+    ThreadsGuard g(2);
+    const double before = parallel::cpu_seconds(), own_before = thread_cpu();
+    std::vector<double> spent(2, 0.0);
+    parallel::parallel_for(2, 1, [&](std::size_t a, std::size_t b) {
+        for (std::size_t i = a; i < b; ++i) {
+            const double t0 = thread_cpu();
+            volatile double x = 0;
+            while (thread_cpu() - t0 < 0.05) x = x + 1;
+            spent[i] = thread_cpu() - t0;
+        }
+    });
+    const double total = parallel::cpu_seconds() - before, own = thread_cpu() - own_before;
+    INFO("chunks " << spent[0] << " + " << spent[1] << ", pool " << total << ", calling thread " << own);
+    CHECK(total >= spent[0] + spent[1] - 1e-3);
+    CHECK(own < spent[0] + spent[1]);
+    const double at_two = parallel::cpu_seconds();
+    parallel::set_num_threads(1);  // the worker stops; its time stays counted
+    CHECK(parallel::cpu_seconds() >= at_two - 1e-3);
+    CHECK(parallel::cpu_seconds() - before >= spent[0] + spent[1] - 1e-3);
 }

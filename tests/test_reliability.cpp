@@ -778,8 +778,13 @@ TEST_CASE("reliability/a_resumed_run_records_every_machine_it_trained_on", "[rel
         const std::string here = st["machines"][0].get<std::string>();
         const auto step = st["step"].get<std::uint64_t>();
         REQUIRE(step > 0);
+        // the CPU time so far: written with each checkpoint; a checkpoint from before it was (as one without the
+        // machine list) leaves the run's total unknown
+        REQUIRE(st.contains("cpu_seconds"));
+        const double cpu_before = st["cpu_seconds"].get<double>();
+        CHECK(cpu_before > 0);
         if (recorded) st["machines"] = {other};
-        else st.erase("machines");
+        else st.erase("machines"), st.erase("cpu_seconds");
         std::ofstream(state) << st.dump(2);
 
         const Result r = relpos("run " + kTinyCopy + " results_dir=" + dir + " --quiet");
@@ -789,6 +794,8 @@ TEST_CASE("reliability/a_resumed_run_records_every_machine_it_trained_on", "[rel
         const std::vector<std::string> want = {recorded ? other : "not recorded (steps 1-" + std::to_string(step) + ")", here};
         CHECK(res["trained_on"].get<std::vector<std::string>>() == want);
         CHECK(res["machine"].get<std::string>() == here);
+        CHECK(res.contains("train_cpu_seconds") == recorded);
+        if (recorded) CHECK(res["train_cpu_seconds"].get<double>() > cpu_before);
         // The log names the machine at the first start and again at the resume.
         const std::string log = slurp(run / "log.txt"), named = "; " + here + "; relpos ";
         std::size_t n = 0;
@@ -806,6 +813,7 @@ TEST_CASE("reliability/a_resumed_run_records_every_machine_it_trained_on", "[rel
         CHECK(line.find(here) != std::string::npos);
         CHECK((line.find(other) != std::string::npos) == recorded);
         CHECK(line.find("not recorded") == std::string::npos);
+        CHECK((md.find("core-hours of CPU time") != std::string::npos) == recorded);  // the training summary line
         fs::remove_all(dir);
     }
 }

@@ -115,9 +115,16 @@ std::string render_markdown(const ReportTables& t) {
             md += "\n";
         }
     }
+    // Wall time; the CPU time (core-hours) where runs record it (since 2026-11-28): a busy machine stretches
+    // the one and not the other.
+    std::string cpu;
+    if (t.runs_with_cpu > 0)
+        cpu = fmt::format(" ({:.1f} core-hours of CPU time{})", t.train_cpu_seconds / 3600.0,
+                          t.runs_with_cpu == t.runs ? std::string()
+                                                    : fmt::format(" for the {} runs that record it", t.runs_with_cpu));
     md += fmt::format("\nmean ± sample standard deviation over seeds (n = number of finished runs). {} runs, {:.1f} h of "
-                      "training in total.\n",
-                      t.runs, t.train_seconds / 3600.0);
+                      "training in total{}.\n",
+                      t.runs, t.train_seconds / 3600.0, cpu);
     // report.compare: the other experiment's matched rows with every metric (the main table shows only the
     // first), e.g. the reference trained at the longest window beside a train-short study.
     if (!t.compare_title.empty()) {

@@ -30,6 +30,8 @@ struct ReportTables {
     std::size_t runs = 0;
     std::string commits, machines, latest;
     double train_seconds = 0;
+    double train_cpu_seconds = 0;  // over the runs_with_cpu runs that record it
+    std::size_t runs_with_cpu = 0;
     std::vector<std::string> plots;  // report.plots; empty = every plot that applies
     // data.lm.context, the length a language model trained at (the loss-by-position plot marks it); 0 when
     // the sweep varies it (no one length to mark)

@@ -112,6 +112,7 @@ std::vector<RunResult> read_runs(const fs::path& dir) {
         r.finished = text("finished");
         r.stop_reason = text("stop_reason");
         r.train_seconds = number("train_seconds");
+        if (n.contains("train_cpu_seconds")) r.train_cpu_seconds = number("train_cpu_seconds");  // since 2026-11-28
         auto whole = [&](const char* key) {
             const double v = number(key);
             if (!(v >= 0 && v <= 1e15 && v == std::floor(v))) throw wrong(key, "a whole number");

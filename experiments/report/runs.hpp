@@ -18,6 +18,7 @@ struct RunResult {
     std::string commit, machine, finished;
     std::vector<std::string> trained_on;  // every machine that trained it (results.json trained_on; may be empty)
     double train_seconds = 0;
+    double train_cpu_seconds = -1;  // results.json train_cpu_seconds (core-seconds); -1: not recorded
     long steps = 0, parameters = 0, epochs = 0, best_step = 0;
     std::string stop_reason;  // "" for runs from before the stopping rule
     // The competence gate (results.json "competence", train.stop.target_metric): -1 no record, 0 not

@@ -308,6 +308,10 @@ ReportTables build_report(const std::string& dir_in) {
         for (const auto& m : r.trained_on)  // results.json says "not recorded", the list of machines need not
             if (!is_machines_not_recorded(m)) machines.insert(m);
         seconds += r.train_seconds;
+        if (r.train_cpu_seconds >= 0) {
+            t.train_cpu_seconds += r.train_cpu_seconds;
+            ++t.runs_with_cpu;
+        }
         t.latest = std::max(t.latest, r.finished);
     }
     for (auto& c : commits) t.commits += (t.commits.empty() ? "" : ", ") + c;

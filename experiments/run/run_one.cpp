@@ -213,6 +213,9 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
                  {"time_limited", outcome.time_limited},
                  {"seed", cfg.seed},
                  {"threads", pc.threads}};
+    // core-seconds of training (its threads' CPU time), when measured from the first update: train_seconds is
+    // wall time, which a busy machine stretches
+    if (pr.cpu_seconds >= 0) json["train_cpu_seconds"] = json_number(pr.cpu_seconds, 1);
     if (!cfg.train.target_metric.empty())  // the competence gate: did the model learn its task in distribution?
         json["competence"] = {{"metric", data.valid_split + "." + cfg.train.target_metric},
                               {"target", cfg.train.target},

@@ -44,6 +44,10 @@ struct TrainProgress {
     double best_target_metric = -1e300;
     std::uint64_t target_step = 0;
     double elapsed_seconds = 0;        // training wall time so far (across resumes)
+    // CPU time of the training so far (across resumes; parallel::cpu_seconds: the run's threads, core-seconds),
+    // < 0 when not recorded for all of it (resumed from a checkpoint written before it was, or an MPI run,
+    // whose other ranks' time rank 0 does not see)
+    double cpu_seconds = 0;
     std::array<std::uint64_t, 6> dropout_rng{};
     std::string config_hash;
     // The machines this run trained on (Trainer::set_machine), in the order they first trained it, across

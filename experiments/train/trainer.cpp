@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "autodiff/parallel.hpp"
 #include "experiments/data/corpus.hpp"
 #include "experiments/data/json.hpp"
 #include "nn/optim.hpp"
@@ -199,6 +200,9 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
     auto elapsed = [&] {
         return elapsed0 + std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
     };
+    if (ranks > 1) pr.cpu_seconds = -1;  // rank 0 does not see the other ranks' CPU time
+    const double cpu0 = pr.cpu_seconds, cpu_start = parallel::cpu_seconds();
+    auto cpu = [&] { return cpu0 < 0 ? -1.0 : cpu0 + (parallel::cpu_seconds() - cpu_start); };
     std::size_t batches_per_epoch = 0;
     std::uint64_t window_batches = 0;
     auto window_t0 = std::chrono::steady_clock::now();
@@ -209,6 +213,7 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
         if (!root) return;
         pr.dropout_rng = model_.dropout_rng().state();
         pr.elapsed_seconds = elapsed();
+        pr.cpu_seconds = cpu();
         save_checkpoint(last_dir, named, &adam, pr);
         last_saved_step = pr.step;
     };
@@ -260,6 +265,7 @@ TrainOutcome Trainer::run(const std::function<void(const TrainStatus&)>& on_stat
             pr.best_step = pr.step;
             pr.dropout_rng = model_.dropout_rng().state();
             pr.elapsed_seconds = elapsed();
+            pr.cpu_seconds = cpu();
             save_checkpoint(best_dir, named, nullptr, pr);
         }
     };
