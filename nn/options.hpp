@@ -36,6 +36,10 @@ public:
     // option is left out of a run's name (the computation those runs did), so that they keep their names.
     // Only describe_position_options records it (OptionDoc::omit_from_run_name_at); reading ignores it.
     virtual void omit_from_run_name_at(const std::string& key, const std::string& value) {}
+    // Declares an option that changes only how a trained model is evaluated (no parameter, nothing a
+    // checkpoint holds): `relpos eval --run` may override it. Recorded like omit_from_run_name_at
+    // (OptionDoc::evaluation_only); reading ignores it.
+    virtual void evaluation_only(const std::string& key) {}
 };
 
 // Options from a string map (values parsed on demand). Used in code and tests.

@@ -191,6 +191,7 @@ constexpr const char* kRandomizedEvalOption = "randomized_eval";
 struct OptionDoc {
     std::string key, type, default_value, range;
     std::string omit_from_run_name_at;
+    bool evaluation_only = false;  // Options::evaluation_only: `relpos eval --run` may override it
 };
 std::vector<OptionDoc> describe_position_options(const std::string& type);
 // The options every encoding takes (kRandomizedOption, kRandomizedEvalOption), described the same way.

@@ -64,6 +64,7 @@ std::shared_ptr<PositionEncoding<T>> make_position(const std::string& type, Opti
     p->set_randomized_eval_by_length(at_eval == "sample_by_length");
     opts.omit_from_run_name_at(kRandomizedOption, "0");             // came 2026-11-24, after runs were finished
     opts.omit_from_run_name_at(kRandomizedEvalOption, "identity");  // the same
+    opts.evaluation_only(kRandomizedEvalOption);
     opts.finish();
     return p;
 }
@@ -95,6 +96,10 @@ public:
     void omit_from_run_name_at(const std::string& k, const std::string& value) override {
         for (auto& d : docs)
             if (d.key == k) d.omit_from_run_name_at = value;
+    }
+    void evaluation_only(const std::string& k) override {
+        for (auto& d : docs)
+            if (d.key == k) d.evaluation_only = true;
     }
     void finish() override {}
     void fail(const std::string& key, const std::string& what) override {

@@ -47,11 +47,31 @@ public:
     // tables are the plain rotation's, bit for bit; with it s_i(m) = exp(sign · m · rate_i).
     Tables tables(std::size_t offset, std::size_t L, const std::shared_ptr<const PositionMap>& map,
                   const std::vector<double>* rate = nullptr, double sign = 1.0) const {
+        return tables_at(offset, L, map, 1.0, theta_, rate, sign);
+    }
+    // The plain rotation's tables at the angles (m · position_scale) θ'_i, θ' = `theta` (d/2 values): RoPE's
+    // scaling at evaluation (position interpolation, NTK-aware frequencies). With position_scale 1 and theta
+    // θ they are tables()'s, bit for bit.
+    Tables tables_scaled(std::size_t offset, std::size_t L, const std::shared_ptr<const PositionMap>& map,
+                         double position_scale, const std::vector<double>& theta) const {
+        return tables_at(offset, L, map, position_scale, theta, nullptr, 1.0);
+    }
+    // θ_i = base^(-2i/d), i = 0 .. d/2 - 1
+    const std::vector<double>& theta() const { return theta_; }
+    // x (B, H, L, d) -> f(x) (B, H, L, d)
+    Var<T> rotate(const Var<T>& x, const Tables& t) const { return x * t.cos + matmul(x, swap_) * t.sin; }
+
+    std::size_t head_dim() const { return d_; }
+
+private:
+    Tables tables_at(std::size_t offset, std::size_t L, const std::shared_ptr<const PositionMap>& map,
+                     double position_scale, const std::vector<double>& theta, const std::vector<double>* rate,
+                     double sign) const {
         Array<T> c = uninit<T>({L, d_}), s = uninit<T>({L, d_});
         for (std::size_t p = 0; p < L; ++p) {
-            const double m = double(mapped(map, offset + p));
+            const double m = double(mapped(map, offset + p)) * position_scale;
             for (std::size_t i = 0; i < d_; i += 2) {
-                const double angle = m * theta_[i / 2];  // m θ_i
+                const double angle = m * theta[i / 2];  // m θ_i
                 if (!rate) {
                     c(p, i) = c(p, i + 1) = T(std::cos(angle));
                     s(p, i) = s(p, i + 1) = T(std::sin(angle));
@@ -64,12 +84,7 @@ public:
         }
         return {Var<T>(std::move(c)), Var<T>(std::move(s))};
     }
-    // x (B, H, L, d) -> f(x) (B, H, L, d)
-    Var<T> rotate(const Var<T>& x, const Tables& t) const { return x * t.cos + matmul(x, swap_) * t.sin; }
 
-    std::size_t head_dim() const { return d_; }
-
-private:
     std::size_t d_;
     std::vector<double> theta_;  // θ_i = base^(-2i/d), i = 0 .. d/2 - 1
     Var<T> swap_;                // R (d, d), a constant

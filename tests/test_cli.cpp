@@ -242,6 +242,9 @@ TEST_CASE("cli/eval --split scores a run's best checkpoint as its final evaluati
     CHECK(loss("") == as_run);
     CHECK(loss("seed=4") != as_run);
     CHECK(loss("model.position.randomized_eval=identity") != as_run);
+    // rope's scaling (evaluation only): past its length a new number, within it the run's own
+    CHECK(loss("model.position.scaling=ntk model.position.scaling_length=1000") == as_run);
+    CHECK(loss("model.position.scaling=linear model.position.scaling_length=2") != as_run);
     // What eval refuses, in one sentence each.
     auto refused = [&](const std::string& args, const std::string& fragment) {
         Cmd r = sh(kBin + " eval --run " + run + " " + args);
@@ -251,6 +254,12 @@ TEST_CASE("cli/eval --split scores a run's best checkpoint as its final evaluati
     };
     refused("--split test model.d_model=8", "model.d_model=8': relpos eval changes only how the trained model is evaluated");
     refused("--split test train.lr=0.1", "'train.lr' is not one of them");
+    {  // an option of the run's encoding that is not evaluation-only (it changes what the model trained)
+        Cmd r = sh(kBin + " eval --run " + rrun + " --split test model.position.base=100");
+        INFO(r.out);
+        CHECK(r.code == 2);
+        CHECK_THAT(r.out, Catch::Contains("'model.position.base' is not one of them"));
+    }
     refused("--split nope", "--split nope: not a split of the run's data (val, test, train)");
     refused("--split test --src x.txt", "--src, --ref, --out and --beam are for parallel files");
     refused("", "give --src and --ref (parallel files), or --split");

@@ -217,6 +217,72 @@ TEST_CASE("plugin/rope/score_depends_only_on_offset", "[position][plugin]") {
     CHECK(by_offset[1] == Approx(qk).margin(1e-12));
 }
 
+TEST_CASE("plugin/rope/scaling_at_evaluation", "[position][plugin]") {
+    // Independent reference (complex rotation): an attention over `extent` = max(q_offset + Lq, k_offset + Lk)
+    // positions past scaling_length S, s = extent / S, rotates the pair i at position m by
+    //   linear: (m / s) θ_i  (position interpolation);   ntk: m θ_i s^(-2i/(d-2))  (base · s^(d/(d-2))).
+    // At extent <= S both are the plain rotation, bit for bit.
+    const std::size_t H = 2, d = 8;
+    const double base = 10000.0;
+    auto rotated = [&](const std::map<std::string, std::string>& opts, std::size_t lq, std::size_t lk,
+                       std::size_t q_offset, std::size_t k_offset) {
+        auto h = hooks_for("rope", opts, nn::AttentionSite::DecoderSelf, H, d);
+        V q(randn({1, H, lq, d}, 1)), k(randn({1, H, lk, d}, 2));
+        h.hook->queries_keys(q, k, q_offset, k_offset);
+        return std::make_pair(q.value(), k.value());
+    };
+    auto expect = [&](const Array<double>& in, const Array<double>& out, std::size_t offset, double s, bool ntk) {
+        for (std::size_t h = 0; h < H; ++h)
+            for (std::size_t p = 0; p < in.shape()[2]; ++p)
+                for (std::size_t i = 0; i < d / 2; ++i) {
+                    const double theta = std::pow(base, -2.0 * double(i) / double(d));
+                    const double m = double(offset + p);
+                    const double angle = ntk ? m * theta * std::pow(s, -2.0 * double(i) / double(d - 2)) : m / s * theta;
+                    const std::complex<double> z =
+                        std::complex<double>(in(0, h, p, 2 * i), in(0, h, p, 2 * i + 1)) * std::polar(1.0, angle);
+                    REQUIRE(out(0, h, p, 2 * i) == Approx(z.real()).margin(1e-12));
+                    REQUIRE(out(0, h, p, 2 * i + 1) == Approx(z.imag()).margin(1e-12));
+                }
+    };
+    const Array<double> xq = randn({1, H, 12, d}, 1), xk = randn({1, H, 12, d}, 2);
+    for (const std::string kind : {"linear", "ntk"}) {
+        INFO(kind);
+        const std::map<std::string, std::string> o{{"scaling", kind}, {"scaling_length", "4"}};
+        // 12 positions, 3x the scaling length: s = 3
+        auto [q, k] = rotated(o, 12, 12, 0, 0);
+        expect(xq, q, 0, 3.0, kind == "ntk");
+        expect(xk, k, 0, 3.0, kind == "ntk");
+        // queries at 4..5 against keys 0..9: the attention's extent, 10, sets s = 2.5 for both
+        auto [q2, k2] = rotated(o, 2, 10, 4, 0);
+        expect(randn({1, H, 2, d}, 1), q2, 4, 2.5, kind == "ntk");
+        expect(randn({1, H, 10, d}, 2), k2, 0, 2.5, kind == "ntk");
+        // within the scaling length: the plain rotation, bit for bit
+        auto [q3, k3] = rotated(o, 4, 4, 0, 0);
+        auto [p3, pk3] = rotated({}, 4, 4, 0, 0);
+        CHECK(std::equal(q3.begin(), q3.end(), p3.begin()));
+        CHECK(std::equal(k3.begin(), k3.end(), pk3.begin()));
+    }
+    // ntk keeps the highest frequency (pair 0) and interpolates the lowest (pair d/2 - 1) as linear does
+    auto [qn, kn] = rotated({{"scaling", "ntk"}, {"scaling_length", "4"}}, 12, 12, 0, 0);
+    auto [ql, kl] = rotated({{"scaling", "linear"}, {"scaling_length", "4"}}, 12, 12, 0, 0);
+    auto [qp, kp] = rotated({}, 12, 12, 0, 0);
+    CHECK(qn(0, 1, 7, 0) == Approx(qp(0, 1, 7, 0)).margin(1e-12));
+    CHECK(qn(0, 1, 7, d - 1) == Approx(ql(0, 1, 7, d - 1)).margin(1e-12));
+    CHECK(std::abs(qn(0, 1, 7, d - 1) - qp(0, 1, 7, d - 1)) > 1e-6);
+    // the options: evaluation only, left out of run names at their defaults, and refused without a length
+    bool eval_only = false, named = false;
+    for (const auto& doc : nn::describe_position_options("rope"))
+        if (doc.key == "scaling") eval_only = doc.evaluation_only, named = doc.omit_from_run_name_at == "none";
+    CHECK(eval_only);
+    CHECK(named);
+    CHECK_THROWS_WITH(hooks_for("rope", {{"scaling", "ntk"}}, nn::AttentionSite::DecoderSelf, H, d),
+                      Catch::Contains("set scaling_length: N"));
+    CHECK_THROWS_WITH(hooks_for("rope", {{"scaling", "ntk"}, {"scaling_length", "4"}}, nn::AttentionSite::DecoderSelf, 1, 2),
+                      Catch::Contains("undefined for a head dimension of 2"));
+    CHECK_THROWS_WITH(hooks_for("rope", {{"scaling", "log"}}, nn::AttentionSite::DecoderSelf, H, d),
+                      Catch::Contains("scaling"));
+}
+
 TEST_CASE("plugin/rope/sites_and_errors", "[position][plugin][errors]") {
     CHECK_FALSE(hooks_for("rope", {}, nn::AttentionSite::Cross, 2, 4).hook);
     CHECK(hooks_for("rope", {}, nn::AttentionSite::EncoderSelf, 2, 4).hook);

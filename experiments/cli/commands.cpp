@@ -222,19 +222,23 @@ std::string file_bytes(const fs::path& p) {
 }
 
 // What `relpos eval --split` may change: how a trained model is evaluated, never what was trained.
-bool changes_only_evaluation(const std::string& key) {
+bool changes_only_evaluation(const std::string& key, const ExperimentConfig& trained) {
     static const std::vector<std::string> exact{"seed", "data.test_splits", "data.synthetic.test_len",
                                                 "data.synthetic.test_size", "data.lm.eval_lengths", "data.lm.stride",
                                                 "data.lm.max_eval_tokens"};
     if (key.rfind("eval.", 0) == 0 || key == "eval") return true;
     if (std::find(exact.begin(), exact.end(), key) != exact.end()) return true;
-    // an encoding's randomized_eval: model.position.randomized_eval, model.position[1].randomized_eval
-    const std::string suffix = ".randomized_eval";
-    if (key.rfind("model.position", 0) == 0 && key.size() > suffix.size() &&
-        key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0) {
-        const std::string mid = key.substr(14, key.size() - 14 - suffix.size());  // "" or "[i]"
-        return mid.empty() || (mid.size() >= 3 && mid.front() == '[' && mid.back() == ']' &&
-                               std::all_of(mid.begin() + 1, mid.end() - 1, [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }));
+    // an option the run's encoding declares evaluation-only (nn::Options::evaluation_only: randomized_eval,
+    // rope's scaling, ...): model.position.OPTION, model.position[i].OPTION
+    const auto dot = key.rfind('.');
+    if (key.rfind("model.position", 0) != 0 || dot == std::string::npos || dot < 14) return false;
+    const std::string where = key.substr(0, dot), option = key.substr(dot + 1);
+    for (const auto& spec : trained.model.position) {
+        if (spec.key != where) continue;
+        auto docs = nn::describe_position_options(spec.type);
+        for (const auto& d : nn::describe_common_position_options()) docs.push_back(d);
+        return std::any_of(docs.begin(), docs.end(),
+                           [&](const nn::OptionDoc& d) { return d.key == option && d.evaluation_only; });
     }
     return false;
 }
@@ -242,18 +246,19 @@ bool changes_only_evaluation(const std::string& key) {
 // relpos eval --run DIR --split S [overrides]: the run's best checkpoint scored on splits of its own task,
 // as the run's final evaluation scores them, optionally under other evaluation settings.
 int cmd_eval_splits(const EvalArgs& a) {
-    for (const auto& o : a.overrides) {
-        const Assignment as = parse_override(o);
-        if (!changes_only_evaluation(as.key))
-            throw ConfigError(fmt::format(
-                "{}: relpos eval changes only how the trained model is evaluated: eval.*, data.test_splits, "
-                "data.synthetic.test_len, data.synthetic.test_size, data.lm.eval_lengths, data.lm.stride, "
-                "data.lm.max_eval_tokens, an encoding's randomized_eval, and seed (the evaluation's draws); '{}' is "
-                "not one of them", as.location, as.key));
-    }
     // The model is built as it was trained: from the run's own config and data (a learned position table's
     // size follows the longest sequence of the run's splits); the splits scored come from the overridden one.
     const ExperimentConfig trained = load_run_config(a.run_dir, {}, true);
+    for (const auto& o : a.overrides) {
+        const Assignment as = parse_override(o);
+        if (!changes_only_evaluation(as.key, trained))
+            throw ConfigError(fmt::format(
+                "{}: relpos eval changes only how the trained model is evaluated: eval.*, data.test_splits, "
+                "data.synthetic.test_len, data.synthetic.test_size, data.lm.eval_lengths, data.lm.stride, "
+                "data.lm.max_eval_tokens, the options the run's encoding declares evaluation-only (`relpos list`: "
+                "randomized_eval, rope's scaling and scaling_length), and seed (the evaluation's draws); '{}' is "
+                "not one of them", as.location, as.key));
+    }
     ExperimentConfig cfg = load_run_config(a.run_dir, a.overrides, true);
     const int threads = use_run_threads(a.run_dir, cfg);
     std::vector<std::string> have{cfg.data.valid_split};  // the validation split, the test splits, train
@@ -418,7 +423,8 @@ int cmd_list() {
     for (const auto& e : nn::position_registry().entries()) {
         fmt::print("  {:<12} {}\n", e.name, e.summary);
         for (const auto& o : nn::describe_position_options(e.name))
-            fmt::print("      {:<16} {:<7} default {:<8} {}\n", o.key, o.type, o.default_value, o.range);
+            fmt::print("      {:<16} {:<7} default {:<8} {}{}\n", o.key, o.type, o.default_value, o.range,
+                       o.evaluation_only ? "  (evaluation only: relpos eval --run may set it)" : "");
     }
     fmt::print("\nModel families (model.family): encoder_decoder (default), decoder_only (decoder_layers causal layers, "
                "no encoder), encoder_only (encoder_layers bidirectional layers, one prediction per position, no "
