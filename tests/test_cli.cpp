@@ -178,6 +178,9 @@ TEST_CASE("cli/eval --split scores a language model (subword) run as its final e
         REQUIRE(c.code == 0);
         const YAML::Node line = YAML::Load(c.out.substr(c.out.rfind("\n{") + 1));
         CHECK(line["threads"].as<int>() == 1);  // the run's, not config.yaml's 2
+        CHECK(line["machine"].as<std::string>() == results["machine"].as<std::string>());  // provenance
+        CHECK(line["commit"].as<std::string>() == results["commit"].as<std::string>());
+        CHECK(line["evaluated"].as<std::string>().size() == 20);  // 2026-11-28T22:33:12Z
         return line["metrics"];
     };
     const YAML::Node same = metrics("");

@@ -19,6 +19,8 @@
 #include "experiments/data/json.hpp"
 #include "experiments/util/text.hpp"
 #include "experiments/eval/scoring.hpp"
+#include "experiments/run/provenance.hpp"
+#include "experiments/util/system.hpp"
 #include "experiments/tasks/seq2seq.hpp"
 #include "experiments/train/model.hpp"
 #include "nn/position.hpp"
@@ -295,7 +297,9 @@ int cmd_eval_splits(const EvalArgs& a) {
     auto model = build_model(cfg, as_trained.vocab, as_trained.longest_source, as_trained.longest_target);
     load_best_weights(a.run_dir, *model);
     const auto task = make_task(cfg);
-    Json base = {{"run", a.run_dir}, {"overrides", a.overrides}, {"threads", threads}};
+    // provenance, as results.json has it: the code, the machine (its OpenBLAS kernels: they round differently)
+    Json base = {{"run", a.run_dir}, {"overrides", a.overrides}, {"threads", threads}, {"commit", source_commit()},
+                 {"machine", machine_description()}, {"evaluated", now_iso()}};
     base["checkpoint_step"] = verify_checkpoint((fs::path(a.run_dir) / "checkpoints" / "best").string(), {}, false).step;
     for (const auto& split : a.splits) {
         model->eval();  // each split from the start of the evaluation stream, as a run's final evaluation
