@@ -266,3 +266,19 @@ TEST_CASE("naming/the comparison tables set every cell at the rate its sweep cho
             CHECK(cells.size() == choice["chosen"].size());
     }
 }
+
+TEST_CASE("store/a finished run's training cost in core-seconds: its CPU time, else wall time x threads x ranks",
+          "[store]") {
+    // what `relpos run --list` sums for "core-hours of training left"
+    const fs::path dir = fs::temp_directory_path() / ("relpos-core-seconds-" + std::to_string(getpid()));
+    fs::create_directories(dir);
+    auto cost = [&](const std::string& json) {
+        std::ofstream(dir / "results.json") << json;
+        return read_finished_run(dir / "results.json").core_seconds();
+    };
+    CHECK(cost(R"({"train_seconds": 3600, "threads": 2})") == 7200);
+    CHECK(cost(R"({"train_seconds": 3600, "threads": 1, "ranks": 4})") == 14400);
+    CHECK(cost(R"({"train_seconds": 3600, "threads": 2, "train_cpu_seconds": 5000.5})") == 5000.5);
+    CHECK(cost(R"({"train_seconds": 100})") == 100);  // a run of an older version: no thread count recorded
+    fs::remove_all(dir);
+}

@@ -138,7 +138,7 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
     };
     if (opt.list_only) {
         std::size_t finished = 0, started = 0;
-        double seconds = 0;  // training time of the finished runs
+        double seconds = 0;  // training cost of the finished runs, core-seconds (FinishedRun::core_seconds)
         for (auto& p : points) {
             const fs::path dir = run_dir_of(p), results = dir / "results.json";
             const bool done = fs::exists(results);
@@ -149,7 +149,7 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
                     state = fmt::format("  [finished: the same run under another cap, stopped at its {} at update {:.0f}]",
                                         r.stop_reason, r.steps);
                 ++finished;
-                seconds += r.train_seconds;
+                seconds += r.core_seconds();
             } else if (!state.empty()) {
                 ++started;
             }
@@ -169,8 +169,10 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
         const std::size_t left = points.size() - finished;
         std::string estimate;
         if (finished && left && seconds > 0)
-            estimate = fmt::format("; at the finished runs' mean training time ({:.2f} h) about {:.1f} core-hours of "
-                                   "training left", seconds / finished / 3600, seconds / finished * left / 3600);
+            // core-hours: CPU time where runs record it (train_cpu_seconds), else wall time x threads
+            estimate = fmt::format("; at the finished runs' mean training time ({:.2f} core-hours) about {:.1f} "
+                                   "core-hours of training left", seconds / finished / 3600,
+                                   seconds / finished * left / 3600);
         std::fflush(stdout);  // after the points, also through a pipe
         fmt::print(stderr, "# {} of {} run(s) finished, {} left{}{}\n", finished, points.size(), left,
                    started ? fmt::format(" ({} started)", started) : "", estimate);

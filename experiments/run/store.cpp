@@ -44,6 +44,8 @@ FinishedRun read_finished_run(const fs::path& results) {
     r.config_hash = text("config_hash");
     r.train_seconds = number("train_seconds");
     r.steps = number("steps");
+    if (j.contains("train_cpu_seconds") && j["train_cpu_seconds"].is_number())
+        r.train_cpu_seconds = j["train_cpu_seconds"].get<double>();
     r.finished = text("finished");
     r.stop_reason = text("stop_reason");
     r.continuation_key = text("continuation_key");

@@ -3,6 +3,7 @@
 // a run is run_one.hpp.
 #pragma once
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -24,9 +25,15 @@ void check_results_dir(const std::string& config_path, const std::filesystem::pa
 struct FinishedRun {
     std::string config_hash;
     double train_seconds = 0, steps = 0;
+    double train_cpu_seconds = -1;  // -1: not recorded (runs before 2026-11-28, resumed from older checkpoints)
     std::string finished;  // when it finished (ISO 8601, sorts as time)
     std::string stop_reason, continuation_key;  // continuation_key: only for runs stopped by max_steps
     int threads = -1, ranks = 1;
+    // What its training cost in core-seconds: the CPU time where recorded, else wall time x threads x ranks.
+    double core_seconds() const {
+        return train_cpu_seconds >= 0 ? train_cpu_seconds
+                                      : train_seconds * double(std::max(1, threads)) * double(std::max(1, ranks));
+    }
 };
 FinishedRun read_finished_run(const std::filesystem::path& results);
 
