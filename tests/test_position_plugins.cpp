@@ -911,7 +911,7 @@ TEST_CASE("incremental/txl", "[incremental][plugin]") {
 // ---------------------------------------------------------------- registry and `relpos list`
 TEST_CASE("plugin/registered_and_listed", "[position][plugin]") {
     const std::map<std::string, std::vector<std::string>> keys = {
-        {"rope", {"base", "cross_attention"}},
+        {"rope", {"base", "cross_attention", "scaling", "scaling_length"}},
         {"alibi", {"cross_attention", "bidirectional"}},
         {"t5", {"num_buckets", "max_distance", "per_layer"}},
         {"kerple", {"r1_init", "r2_init", "init", "cross_attention"}},
