@@ -215,7 +215,7 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
                  {"threads", pc.threads}};
     // core-seconds of training (its threads' CPU time), when measured from the first update: train_seconds is
     // wall time, which a busy machine stretches
-    if (pr.cpu_seconds >= 0) json["train_cpu_seconds"] = json_number(pr.cpu_seconds, 1);
+    if (pr.cpu_seconds >= 0) json["train_cpu_seconds"] = json_number(pr.cpu_seconds, 3);  // ms: tiny test runs take 0.1 s
     if (!cfg.train.target_metric.empty())  // the competence gate: did the model learn its task in distribution?
         json["competence"] = {{"metric", data.valid_split + "." + cfg.train.target_metric},
                               {"target", cfg.train.target},
