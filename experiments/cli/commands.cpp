@@ -20,6 +20,7 @@
 #include "experiments/util/text.hpp"
 #include "experiments/eval/scoring.hpp"
 #include "experiments/run/provenance.hpp"
+#include "experiments/run/store.hpp"
 #include "experiments/util/system.hpp"
 #include "experiments/tasks/seq2seq.hpp"
 #include "experiments/train/model.hpp"
@@ -62,14 +63,10 @@ void load_best_weights(const std::string& run_dir, nn::Transformer<float>& model
 // one per core) split some products differently and round differently (seen with its Haswell kernels: ppl
 // 107.4051 -> 107.405).
 int use_run_threads(const std::string& run_dir, const ExperimentConfig& cfg) {
-    long threads = cfg.threads;
     const fs::path results = fs::path(run_dir) / "results.json";
     std::error_code ec;
-    if (fs::exists(results, ec)) {
-        const Json j = Json::parse(read_text_file(results.string()), nullptr, false);
-        if (j.is_object() && j.contains("threads") && j["threads"].is_number_integer()) threads = j["threads"].get<long>();
-    }
-    const int n = std::max<int>(1, static_cast<int>(threads));
+    const int recorded = fs::exists(results, ec) ? read_finished_run(results).threads : -1;  // -1: not recorded
+    const int n = std::max<int>(1, recorded > 0 ? recorded : static_cast<int>(cfg.threads));
     blas::set_num_threads(n);
     return n;
 }
