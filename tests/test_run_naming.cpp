@@ -282,3 +282,79 @@ TEST_CASE("store/a finished run's training cost in core-seconds: its CPU time, e
     CHECK(cost(R"({"train_seconds": 100})") == 100);  // a run of an older version: no thread count recorded
     fs::remove_all(dir);
 }
+
+TEST_CASE("record/one reader of results.json: the runner's and the report's fields, a mistyped key named",
+          "[store][report]") {
+    const fs::path dir = fs::temp_directory_path() / ("relpos-record-" + std::to_string(getpid()));
+    fs::create_directories(dir);
+    const fs::path file = dir / "results.json";
+    std::ofstream(file) << R"({"id": "seed=2", "labels": {"seed": "2"}, "metrics": {"val.ppl@64": 80.5, "test.bleu": null},
+        "config_hash": "abc", "commit": "c0ffee", "machine": "m", "trained_on": ["m", "n"], "finished": "2026-11-29T01:00:00",
+        "stop_reason": "plateau", "train_seconds": 3600, "train_cpu_seconds": 3500.5, "steps": 12000, "parameters": 900000,
+        "epochs_completed": 34, "best_step": 9000, "threads": 1, "ranks": 2,
+        "competence": {"metric": "val.accuracy", "target": 99, "reached": true}})";
+    const RunRecord r = read_run_record(file);
+    CHECK(r.id == "seed=2");
+    CHECK(r.labels.at("seed") == "2");
+    CHECK(r.metrics.size() == 1);  // the null (a non-finite figure) left out
+    CHECK(r.metrics.at("val.ppl@64") == 80.5);
+    CHECK(r.config_hash == "abc");
+    CHECK(r.trained_on == std::vector<std::string>{"m", "n"});
+    CHECK(r.stop_reason == "plateau");
+    CHECK(r.steps == 12000);
+    CHECK(r.parameters == 900000);
+    CHECK(r.epochs == 34);
+    CHECK(r.best_step == 9000);
+    CHECK(r.threads == 1);
+    CHECK(r.ranks == 2);
+    CHECK(r.train_cpu_seconds == 3500.5);
+    CHECK(r.competent == 1);
+    CHECK(r.competence == "val.accuracy >= 99");
+    // the runner's read is the same record
+    CHECK(read_finished_run(file).best_step == 9000);
+
+    // absent keys keep their defaults (older versions recorded fewer)
+    std::ofstream(file) << R"({"id": "x"})";
+    const RunRecord old = read_run_record(file);
+    CHECK(old.threads == -1);
+    CHECK(old.ranks == 1);
+    CHECK(old.train_cpu_seconds == -1);
+    CHECK(old.competent == -1);
+
+    // a key of the wrong type: the strict read names the file and the key; the runner's read gives a record
+    // that matches no config, and says why
+    for (const auto& [text, key] : std::vector<std::pair<std::string, std::string>>{
+             {R"({"id": "x", "steps": 1.5})", "\"steps\""},
+             {R"({"id": "x", "threads": "one"})", "\"threads\""},
+             {R"({"id": "x", "labels": {"seed": 2}})", "\"labels.seed\""},
+             {R"({"id": "x", "config_hash": 7})", "\"config_hash\""},
+             {R"([1, 2])", "not a finished run's results"},
+             {R"({"id": )", "not valid JSON"}}) {
+        INFO(text);
+        std::ofstream(file) << text;
+        CHECK_THROWS_WITH(read_run_record(file), Catch::Contains(file.string()) && Catch::Contains(key));
+        std::string why;
+        CHECK(read_finished_run(file, &why).config_hash.empty());
+        CHECK_THAT(why, Catch::Contains(key));
+    }
+    fs::remove_all(dir);
+}
+
+TEST_CASE("record/every committed results.json reads as a finished run, with an id and a config hash", "[store][committed_runs]") {
+    const fs::path root = RELPOS_SOURCE_DIR;
+    std::size_t n = 0;
+    for (auto it = fs::recursive_directory_iterator(root / "results"); it != fs::recursive_directory_iterator(); ++it) {
+        if (it->is_symlink()) {
+            it.disable_recursion_pending();  // a shared store's links: the runs are read where they are
+            continue;
+        }
+        if (it->path().filename() != "results.json") continue;
+        INFO(it->path().string());
+        const RunRecord r = read_run_record(it->path());
+        CHECK(!r.id.empty());
+        CHECK(!r.config_hash.empty());
+        CHECK(r.steps > 0);
+        ++n;
+    }
+    CHECK(n > 900);
+}

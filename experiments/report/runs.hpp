@@ -8,23 +8,13 @@
 #include <vector>
 
 #include "experiments/config/config.hpp"
+#include "experiments/run/record.hpp"
 
 namespace relpos {
 
-struct RunResult {
-    std::string id;
-    std::map<std::string, std::string> labels;
-    std::map<std::string, double> metrics;
-    std::string commit, machine, finished;
-    std::vector<std::string> trained_on;  // every machine that trained it (results.json trained_on; may be empty)
-    double train_seconds = 0;
-    double train_cpu_seconds = -1;  // results.json train_cpu_seconds (core-seconds); -1: not recorded
-    long steps = 0, parameters = 0, epochs = 0, best_step = 0;
-    std::string stop_reason;  // "" for runs from before the stopping rule
-    // The competence gate (results.json "competence", train.stop.target_metric): -1 no record, 0 not
-    // reached, 1 reached; what was asked ("val.accuracy >= 99").
-    int competent = -1;
-    std::string competence;
+// A finished run as the report reads it: its results.json (experiments/run/record.hpp), with each
+// <split>.<metric>@mean added (the mean over the lengths of a <split>.<metric>@<n> family), and where it is.
+struct RunResult : RunRecord {
     std::filesystem::path dir;  // where its files are (through a link of a shared store)
     std::string entry;          // its name in the experiment's runs/ (the experiment's id for a shared run)
 };

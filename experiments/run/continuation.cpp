@@ -33,7 +33,7 @@ std::optional<Continuation> find_continuation(const ExperimentConfig& cfg, const
     for (const auto& e : fs::directory_iterator(run_dir.parent_path(), ec)) {
         const fs::path dir = e.path();
         if (dir.filename() == run_dir.filename() || !fs::exists(dir / "results.json", ec)) continue;
-        const FinishedRun r = read_finished_run(dir / "results.json");
+        const RunRecord r = read_finished_run(dir / "results.json");
         if (r.continuation_key != key || r.stop_reason != "max_steps" || r.steps < 1) continue;
         const auto steps = static_cast<std::uint64_t>(r.steps);
         auto refuse = [&](const std::string& why) {
@@ -83,7 +83,7 @@ struct CapFreeStop {
 std::optional<CapFreeStop> cap_free_stop(const fs::path& dir) {
     std::error_code ec;
     if (!fs::exists(dir / "results.json", ec) || !fs::exists(dir / "config.yaml", ec)) return std::nullopt;
-    const FinishedRun r = read_finished_run(dir / "results.json");
+    const RunRecord r = read_finished_run(dir / "results.json");
     if ((r.stop_reason != "target" && r.stop_reason != "plateau") || r.steps < 1 || r.config_hash.empty())
         return std::nullopt;
     CapFreeStop s{r.config_hash, static_cast<std::int64_t>(r.steps), 0};

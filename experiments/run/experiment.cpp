@@ -138,15 +138,15 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
     };
     if (opt.list_only) {
         std::size_t finished = 0, started = 0;
-        double seconds = 0;  // training cost of the finished runs, core-seconds (FinishedRun::core_seconds)
+        double seconds = 0;  // training cost of the finished runs, core-seconds (RunRecord::core_seconds)
         for (auto& p : points) {
             const fs::path dir = run_dir_of(p), results = dir / "results.json";
             const bool done = fs::exists(results);
             std::string state = done ? "  [finished]" : unfinished_run_state(dir);
             if (done) {
-                const FinishedRun r = read_finished_run(results);
+                const RunRecord r = read_finished_run(results);
                 if (is_equivalent_point(p))
-                    state = fmt::format("  [finished: the same run under another cap, stopped at its {} at update {:.0f}]",
+                    state = fmt::format("  [finished: the same run under another cap, stopped at its {} at update {}]",
                                         r.stop_reason, r.steps);
                 ++finished;
                 seconds += r.core_seconds();
@@ -261,12 +261,12 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
         for (const auto& p : points) {
             const fs::path results = run_dir_of(p) / "results.json";
             if (!fs::exists(results)) continue;
-            const FinishedRun r = read_finished_run(results);
+            const RunRecord r = read_finished_run(results);
             if (r.steps <= 0 || r.train_seconds <= 0) continue;
-            most_steps = std::max(most_steps, r.steps);
+            most_steps = std::max(most_steps, double(r.steps));
             if (pace == 0 || r.finished > latest) {
                 latest = r.finished;
-                pace = r.train_seconds / r.steps;
+                pace = r.train_seconds / double(r.steps);
             }
         }
         longest = most_steps * pace;

@@ -35,25 +35,6 @@ void check_results_dir(const std::string& config_path, const fs::path& exp_dir) 
     if (::access(p.c_str(), W_OK | X_OK) != 0) fail(fmt::format("{} is not writable", p.string()));
 }
 
-FinishedRun read_finished_run(const fs::path& results) {
-    FinishedRun r;
-    const Json j = Json::parse(read_text_file(results.string()), nullptr, false);
-    if (!j.is_object()) return r;
-    auto number = [&](const char* key) { return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0; };
-    auto text = [&](const char* key) { return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : ""; };
-    r.config_hash = text("config_hash");
-    r.train_seconds = number("train_seconds");
-    r.steps = number("steps");
-    if (j.contains("train_cpu_seconds") && j["train_cpu_seconds"].is_number())
-        r.train_cpu_seconds = j["train_cpu_seconds"].get<double>();
-    r.finished = text("finished");
-    r.stop_reason = text("stop_reason");
-    r.continuation_key = text("continuation_key");
-    if (j.contains("threads") && j["threads"].is_number()) r.threads = j["threads"].get<int>();
-    if (j.contains("ranks") && j["ranks"].is_number()) r.ranks = j["ranks"].get<int>();
-    return r;
-}
-
 void check_existing_run(const SweepPoint& p, const fs::path& run_dir, const nn::Transformer<float>& model,
                         bool equivalent) {
     const ExperimentConfig& cfg = p.config;
@@ -62,11 +43,13 @@ void check_existing_run(const SweepPoint& p, const fs::path& run_dir, const nn::
     const fs::path results = run_dir / "results.json";
     if (fs::exists(results, ec)) {
         if (equivalent) return;  // the caller found it the same run under another cap
-        const std::string recorded = read_finished_run(results).config_hash;
+        std::string why;
+        const std::string recorded = read_finished_run(results, &why).config_hash;
         if (recorded.empty())
-            throw ConfigError(fmt::format("{}: run {} has a results.json without a config_hash, so it cannot be matched "
+            throw ConfigError(fmt::format("{}: run {} has a results.json without a config_hash{}, so it cannot be matched "
                                           "to this config; move {} away (finished runs are never overwritten)",
-                                          cfg.source, p.id, run_dir.string()));
+                                          cfg.source, p.id, why.empty() ? "" : " that relpos can read (" + why + ")",
+                                          run_dir.string()));
         if (!same_run(recorded, cfg))
             throw ConfigError(fmt::format(
                 "{}: run {} already finished with a different configuration; use another experiment name or move "

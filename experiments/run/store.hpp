@@ -1,6 +1,6 @@
 // The run store: run directories on disk, what a finished run recorded, locks that keep two processes
 // from training one run, and the links of a shared store (run_store). Reading and checking only; training
-// a run is run_one.hpp.
+// a run is run_one.hpp, reading its results.json record.hpp.
 #pragma once
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "experiments/config/config.hpp"
+#include "experiments/run/record.hpp"
 #include "experiments/run/sweep.hpp"
 #include "nn/transformer.hpp"
 
@@ -19,23 +20,6 @@ namespace relpos {
 // directory: found before the data is loaded (root ignores permissions, not file types).
 void check_results_dir(const std::string& config_path, const std::filesystem::path& exp_dir);
 
-// What the runner reads back from a finished run's results.json. config_hash is "" when it records
-// none (or the file is not a JSON object): that matches no config, so such a run is refused, never
-// overwritten. The timing fields are 0 / "" when absent (runs of older versions).
-struct FinishedRun {
-    std::string config_hash;
-    double train_seconds = 0, steps = 0;
-    double train_cpu_seconds = -1;  // -1: not recorded (runs before 2026-11-28, resumed from older checkpoints)
-    std::string finished;  // when it finished (ISO 8601, sorts as time)
-    std::string stop_reason, continuation_key;  // continuation_key: only for runs stopped by max_steps
-    int threads = -1, ranks = 1;
-    // What its training cost in core-seconds: the CPU time where recorded, else wall time x threads x ranks.
-    double core_seconds() const {
-        return train_cpu_seconds >= 0 ? train_cpu_seconds
-                                      : train_seconds * double(std::max(1, threads)) * double(std::max(1, ranks));
-    }
-};
-FinishedRun read_finished_run(const std::filesystem::path& results);
 
 // The run directory a point already has, checked before anything is printed or written: a finished
 // run must come from the same config (it is skipped, never redone); an interrupted run resumes only
