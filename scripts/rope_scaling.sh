@@ -9,8 +9,9 @@
 # one JSON line each, results/lm_rope_scaling/<run name>.<M>.json (written whole or not at all; an existing
 # file is kept, so the script resumes). The unscaled figures are the run's own results.json.
 # Runs are committed without their checkpoints (scripts/commit_finished_runs.sh): a run trained in another
-# checkout has none here and is listed as skipped. The runs the page reports have their best checkpoint
-# committed by hand (git add -f <run>/checkpoints/best: the weights, a few MB), so a clone reruns them.
+# checkout has none here and is listed as skipped. configs/keep_checkpoints.list names the study's RoPE runs,
+# so their best checkpoints are committed (the weights, a few MB: seeds 4 and 5; seeds 1-3 finished in a
+# checkout that is gone) and a clone reruns them.
 #
 # Usage: scripts/rope_scaling.sh            (RELPOS=<binary>, default build/relpos; ~3-5 min per evaluation)
 set -euo pipefail
