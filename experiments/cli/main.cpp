@@ -112,8 +112,9 @@ int main(int argc, char** argv) {
                      "a split of the run's task to score as its final evaluation does (repeatable: --split val --split "
                      "test); the run's config with the overrides that follow, which may change only evaluation: "
                      "eval.*, data.test_splits, data.synthetic.test_len, data.synthetic.test_size, data.lm.eval_lengths, "
-                     "data.lm.stride, data.lm.max_eval_tokens, an encoding's randomized_eval, and seed (the evaluation's "
-                     "position draws). Models are built as trained (learned tables keep their size)")
+                     "data.lm.stride, data.lm.max_eval_tokens, the options the run's encoding declares evaluation-only "
+                     "(`relpos list` marks them: randomized_eval, RoPE's scaling and scaling_length), and seed (the "
+                     "evaluation's position draws). Models are built as trained (learned tables keep their size)")
         ->expected(1)  // one split per --split, so that the overrides after it are not taken for splits
         ->allow_extra_args(false)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
