@@ -269,3 +269,73 @@ TEST_CASE("cli/eval --split scores a run's best checkpoint as its final evaluati
     refused("--src a --ref b eval.beam=2", "overrides (eval.beam=2) go with --split");
     fs::remove_all(out);
 }
+
+TEST_CASE("cli/eval --config scores every finished run of an experiment, one file per run, and resumes", "[cli][e2e]") {
+    const fs::path out = fs::temp_directory_path() / ("relpos-eval-config-" + std::to_string(getpid()));
+    fs::remove_all(out);
+    fs::create_directories(out);
+    // the encoder-only fixture as a 2 x 2 sweep whose results_dir is this test's
+    std::ifstream in(std::string(RELPOS_SOURCE_DIR) + "/tests/fixtures/tiny_encoder_only.yaml");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    text.replace(text.find("results_dir: /tmp/relpos-tests"), 30, "results_dir: " + (out / "r").string());
+    text += "sweep: {seeds: [3, 4], grid: {model.position: [{type: t5}, {type: rope}]}}\n";
+    const std::string cfg = (out / "tiny.yaml").string();
+    std::ofstream(cfg) << text;
+    REQUIRE(sh(kBin + " run " + cfg + " --quiet").code == 0);
+    const fs::path runs = out / "r" / "tiny_encoder_only" / "runs", evals = out / "evals";
+    fs::remove_all(runs / "position=type-t5_seed=4" / "checkpoints");  // as a run committed without checkpoints
+    const std::string eval = kBin + " eval --config " + cfg + " --split test --out " + evals.string() + " ";
+
+    // a bad override: refused for the runs it would change, before anything is written
+    Cmd bad = sh(eval + "model.d_model=8");
+    CHECK(bad.code == 2);
+    CHECK_THAT(bad.out, Catch::Contains("relpos eval changes only how the trained model is evaluated"));
+    CHECK_FALSE(fs::exists(evals));
+
+    // the runs of one encoding: their numbers are those of eval --run, with the run id
+    Cmd rope = sh(eval + "--runs 'position=type-rope_*' 'data.synthetic.test_len=[6, 10]'");
+    INFO(rope.out);
+    REQUIRE(rope.code == 0);
+    CHECK_THAT(rope.out, Catch::Contains("2 of 2 matched run(s) evaluated into"));
+    CHECK(fs::exists(evals / "position=type-rope_seed=3.json"));
+    CHECK_FALSE(fs::exists(evals / "position=type-t5_seed=3.json"));
+    const YAML::Node line = YAML::LoadFile((evals / "position=type-rope_seed=4.json").string());
+    CHECK(line["id"].as<std::string>() == "position=type-rope_seed=4");
+    CHECK(line["split"].as<std::string>() == "test");
+    Cmd one = sh(kBin + " eval --run " + (runs / "position=type-rope_seed=4").string() +
+                 " --split test 'data.synthetic.test_len=[6, 10]'");
+    REQUIRE(one.code == 0);
+    const YAML::Node single = YAML::Load(one.out.substr(one.out.find("\n{") + 1));
+    REQUIRE(line["metrics"].size() == single["metrics"].size());
+    for (auto it : single["metrics"])
+        CHECK(line["metrics"][it.first.as<std::string>()].as<double>() == it.second.as<double>());
+    CHECK(line["metrics"]["accuracy@10"].IsDefined());
+
+    // the whole experiment: the two evaluated are kept (not redone), the one without a checkpoint is named
+    const auto before = fs::last_write_time(evals / "position=type-rope_seed=3.json");
+    Cmd all = sh(eval + "'data.synthetic.test_len=[6, 10]'");
+    INFO(all.out);
+    REQUIRE(all.code == 0);
+    CHECK_THAT(all.out, Catch::Contains("1 of 4 matched run(s) evaluated") && Catch::Contains("2 there already (kept)") &&
+                            Catch::Contains("1 without a best checkpoint here") &&
+                            Catch::Contains("position=type-t5_seed=4"));
+    CHECK(fs::last_write_time(evals / "position=type-rope_seed=3.json") == before);
+    CHECK(fs::exists(evals / "position=type-t5_seed=3.json"));
+    CHECK_FALSE(fs::exists(evals / "position=type-t5_seed=4.json"));
+
+    // what it refuses, in one sentence each
+    auto refused = [&](const std::string& args, const std::string& fragment) {
+        Cmd r = sh(kBin + " eval " + args);
+        INFO(args << "\n" << r.out);
+        CHECK(r.code == 2);
+        CHECK_THAT(r.out, Catch::StartsWith("error: ") && Catch::Contains(fragment));
+    };
+    refused("--config " + cfg + " --split test", "give --out DIR");
+    refused("--config " + cfg + " --out " + evals.string(), "give --split");
+    refused("--config " + cfg + " --split test --out " + evals.string() + " --runs 'nope*'",
+            "--runs nope*: matches none of the 4 run ids");
+    refused("--config " + cfg + " --run x --split test", "give --run DIR (one run) or --config CONFIG");
+    refused("--split test", "give --run DIR (one run) or --config CONFIG");
+    refused("--run x --runs 'a*' --split test", "--runs selects runs of --config");
+    fs::remove_all(out);
+}

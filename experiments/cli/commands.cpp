@@ -1,6 +1,7 @@
 #include "experiments/cli/commands.hpp"
 #include "experiments/eval/decode.hpp"
 
+#include <fnmatch.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +22,8 @@
 #include "experiments/eval/scoring.hpp"
 #include "experiments/run/provenance.hpp"
 #include "experiments/run/store.hpp"
+#include "experiments/run/sweep.hpp"
+#include "experiments/util/files.hpp"
 #include "experiments/util/system.hpp"
 #include "experiments/tasks/seq2seq.hpp"
 #include "experiments/train/model.hpp"
@@ -242,13 +245,12 @@ bool changes_only_evaluation(const std::string& key, const ExperimentConfig& tra
     return false;
 }
 
-// relpos eval --run DIR --split S [overrides]: the run's best checkpoint scored on splits of its own task,
-// as the run's final evaluation scores them, optionally under other evaluation settings.
-int cmd_eval_splits(const EvalArgs& a) {
-    // The model is built as it was trained: from the run's own config and data (a learned position table's
-    // size follows the longest sequence of the run's splits); the splits scored come from the overridden one.
-    const ExperimentConfig trained = load_run_config(a.run_dir, {}, true);
-    for (const auto& o : a.overrides) {
+// The overrides `relpos eval --split` applies to a run, checked against the run's own config (which options
+// are evaluation-only depends on its encoding), with the splits asked for: the overridden config.
+ExperimentConfig eval_config(const std::string& run_dir, const std::vector<std::string>& splits,
+                             const std::vector<std::string>& overrides) {
+    const ExperimentConfig trained = load_run_config(run_dir, {}, true);
+    for (const auto& o : overrides) {
         const Assignment as = parse_override(o);
         if (!changes_only_evaluation(as.key, trained))
             throw ConfigError(fmt::format(
@@ -256,18 +258,30 @@ int cmd_eval_splits(const EvalArgs& a) {
                 "data.synthetic.test_len, data.synthetic.test_size, data.lm.eval_lengths, data.lm.stride, "
                 "data.lm.max_eval_tokens, the options the run's encoding declares evaluation-only (`relpos list`: "
                 "randomized_eval, rope's scaling and scaling_length), and seed (the evaluation's draws); '{}' is "
-                "not one of them", as.location, as.key));
+                "not one of them (run {})", as.location, as.key, run_dir));
     }
-    ExperimentConfig cfg = load_run_config(a.run_dir, a.overrides, true);
-    const int threads = use_run_threads(a.run_dir, cfg);
+    ExperimentConfig cfg = load_run_config(run_dir, overrides, true);
     std::vector<std::string> have{cfg.data.valid_split};  // the validation split, the test splits, train
     have.insert(have.end(), cfg.data.test_splits.begin(), cfg.data.test_splits.end());
     have.push_back("train");
-    for (const auto& split : a.splits)
+    for (const auto& split : splits)
         if (std::find(have.begin(), have.end(), split) == have.end())
             throw ConfigError(fmt::format("--split {}: not a split of the run's data ({}); data.test_splits=[...] "
                                           "names the test splits", split, join(have)));
-    cfg.eval.splits = a.splits;
+    cfg.eval.splits = splits;
+    return cfg;
+}
+
+// relpos eval --run DIR --split S [overrides]: the run's best checkpoint scored on splits of its own task,
+// as the run's final evaluation scores them, optionally under other evaluation settings: one JSON object per
+// split, with the run, the overrides and the provenance (commit, machine, threads, time, checkpoint step).
+std::vector<Json> eval_splits(const std::string& run_dir, const std::vector<std::string>& splits,
+                              const std::vector<std::string>& overrides) {
+    // The model is built as it was trained: from the run's own config and data (a learned position table's
+    // size follows the longest sequence of the run's splits); the splits scored come from the overridden one.
+    const ExperimentConfig trained = load_run_config(run_dir, {}, true);
+    ExperimentConfig cfg = eval_config(run_dir, splits, overrides);
+    const int threads = use_run_threads(run_dir, cfg);
     const fs::path scratch = fs::temp_directory_path() / fmt::format("relpos-eval-{}", ::getpid());
     struct Cleanup {
         fs::path p;
@@ -282,23 +296,24 @@ int cmd_eval_splits(const EvalArgs& a) {
     const Dataset data = load_dataset(cfg, (scratch / "subword").string(), log);
     // A subword task retrains its SentencePiece model from the run's data (deterministic): the ids the
     // checkpoint was trained on only if that model is the run's own, byte for byte.
-    const fs::path own_subword = fs::path(a.run_dir) / "subword.model";
+    const fs::path own_subword = fs::path(run_dir) / "subword.model";
     if (fs::exists(own_subword) &&
         (!data.subword || file_bytes(own_subword) != file_bytes(data.subword->model_path())))
         throw ConfigError(fmt::format("--run {}: the subword model retrained from the run's data differs from the run's "
                                       "own {} (another corpus or SentencePiece version?): its ids would not be the "
-                                      "checkpoint's; score it on parallel files with --src and --ref", a.run_dir,
+                                      "checkpoint's; score it on parallel files with --src and --ref", run_dir,
                                       own_subword.string()));
     // The overridden config builds it (its randomized_eval and seed, which seeds the evaluation's position
     // draws), at the trained data's sizes; the weights are the checkpoint's.
     auto model = build_model(cfg, as_trained.vocab, as_trained.longest_source, as_trained.longest_target);
-    load_best_weights(a.run_dir, *model);
+    load_best_weights(run_dir, *model);
     const auto task = make_task(cfg);
     // provenance, as results.json has it: the code, the machine (its OpenBLAS kernels: they round differently)
-    Json base = {{"run", a.run_dir}, {"overrides", a.overrides}, {"threads", threads}, {"commit", source_commit()},
+    Json base = {{"run", run_dir}, {"overrides", overrides}, {"threads", threads}, {"commit", source_commit()},
                  {"machine", machine_description()}, {"evaluated", now_iso()}};
-    base["checkpoint_step"] = verify_checkpoint((fs::path(a.run_dir) / "checkpoints" / "best").string(), {}, false).step;
-    for (const auto& split : a.splits) {
+    base["checkpoint_step"] = verify_checkpoint((fs::path(run_dir) / "checkpoints" / "best").string(), {}, false).step;
+    std::vector<Json> lines;
+    for (const auto& split : splits) {
         model->eval();  // each split from the start of the evaluation stream, as a run's final evaluation
         std::map<std::string, std::string> sigs;
         const auto m = task->evaluate(EvalRequest{*model, data, split, cfg, scratch.string(), &sigs, log});
@@ -307,14 +322,97 @@ int cmd_eval_splits(const EvalArgs& a) {
         Json metrics = Json::object();
         for (const auto& [k, v] : m) metrics[k] = json_number(v, 4);
         line["metrics"] = metrics;
-        fmt::print("{}\n", json_line(line));
+        lines.push_back(line);
     }
+    return lines;
+}
+
+int cmd_eval_splits(const EvalArgs& a) {
+    for (const auto& line : eval_splits(a.run_dir, a.splits, a.overrides)) fmt::print("{}\n", json_line(line));
+    return 0;
+}
+
+// relpos eval --config CONFIG [--runs GLOB] --split S --out DIR [overrides]: eval --split over the finished runs
+// of an experiment (each as `relpos run CONFIG` named it: results_dir/name/runs/<id>), one file per run,
+// DIR/<id>.json, its JSON lines; written whole or not at all, an existing one kept (so it resumes).
+int cmd_eval_config(const EvalArgs& a) {
+    if (a.out.empty())
+        throw ConfigError("relpos eval --config: give --out DIR, the directory of one JSON file per run");
+    const ExperimentConfig top = load_config(a.config);
+    const auto points = expand_sweep(top, a.config);
+    const fs::path exp_dir = fs::path(top.results_dir) / top.name, out(a.out);
+    std::error_code ec;
+    if (fs::exists(out, ec) && !fs::is_directory(out, ec))
+        throw ConfigError(fmt::format("--out {}: a file; with --config it is the directory of one JSON file per run",
+                                      a.out));
+    struct Job {
+        std::string id;
+        fs::path dir, file;
+    };
+    std::vector<Job> jobs;
+    std::vector<std::string> unfinished, no_checkpoint;
+    std::size_t matched = 0, there = 0;
+    for (const auto& p : points) {
+        if (!a.runs_glob.empty() && ::fnmatch(a.runs_glob.c_str(), p.id.c_str(), 0) != 0) continue;
+        ++matched;
+        const fs::path dir = exp_dir / "runs" / p.id, file = out / (p.id + ".json");
+        if (!fs::exists(dir / "results.json", ec)) {
+            unfinished.push_back(p.id);
+        } else if (!fs::exists(dir / "checkpoints" / "best" / "state.json", ec)) {
+            no_checkpoint.push_back(p.id);
+        } else if (fs::exists(file, ec)) {
+            ++there;
+        } else {
+            jobs.push_back({p.id, dir, file});
+        }
+    }
+    if (matched == 0) {
+        std::vector<std::string> ids;
+        for (std::size_t i = 0; i < points.size() && i < 4; ++i) ids.push_back(points[i].id);
+        throw ConfigError(fmt::format("--runs {}: matches none of the {} run ids of {} (e.g. {})", a.runs_glob,
+                                      points.size(), a.config, join(ids)));
+    }
+    // every override checked against every run it will change before any is evaluated
+    for (const auto& j : jobs) (void)eval_config(j.dir.string(), a.splits, a.overrides);
+    if (!jobs.empty()) fs::create_directories(out);
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+        fmt::print(stderr, "eval: [{}/{}] {} ({})\n", i + 1, jobs.size(), jobs[i].id, now_iso());
+        std::string text;
+        for (auto line : eval_splits(jobs[i].dir.string(), a.splits, a.overrides)) {
+            line["id"] = jobs[i].id;
+            text += json_line(line) + "\n";
+        }
+        write_file_atomic(jobs[i].file, text);
+    }
+    auto named = [](const std::vector<std::string>& ids) {
+        return ids.size() <= 6 ? join(ids) : join(std::vector<std::string>(ids.begin(), ids.begin() + 6)) + ", ...";
+    };
+    std::string summary = fmt::format("eval --config: {} of {} matched run(s) evaluated into {}", jobs.size(), matched,
+                                      a.out);
+    if (there) summary += fmt::format("; {} there already (kept)", there);
+    if (!unfinished.empty()) summary += fmt::format("; {} not finished: {}", unfinished.size(), named(unfinished));
+    if (!no_checkpoint.empty())
+        summary += fmt::format("; {} without a best checkpoint here (finished in another checkout; "
+                               "configs/keep_checkpoints.list keeps those a study needs): {}",
+                               no_checkpoint.size(), named(no_checkpoint));
+    fmt::print("{}\n", summary);
     return 0;
 }
 
 }  // namespace
 
 int cmd_eval(const EvalArgs& a) {
+    if (a.run_dir.empty() == a.config.empty())
+        throw ConfigError("relpos eval: give --run DIR (one run) or --config CONFIG (the finished runs of an "
+                          "experiment, with --split and --out DIR)");
+    if (!a.runs_glob.empty() && a.config.empty())
+        throw ConfigError("relpos eval: --runs selects runs of --config CONFIG");
+    if (!a.config.empty()) {
+        if (a.splits.empty() || !a.src.empty() || !a.ref.empty() || a.beam != 0)
+            throw ConfigError("relpos eval --config scores splits of each run's own task: give --split (e.g. --split "
+                              "test) and --out DIR; --src, --ref and --beam are for one run (--run)");
+        return cmd_eval_config(a);
+    }
     if (!a.splits.empty()) {
         if (!a.src.empty() || !a.ref.empty() || !a.out.empty() || a.beam != 0)
             throw ConfigError("relpos eval: --split scores a split of the run's own task; --src, --ref, --out and --beam "

@@ -22,6 +22,7 @@ std::string model_text(const ExperimentConfig& cfg, const std::string& line, con
 
 struct EvalArgs {
     std::string run_dir, src, ref, out;
+    std::string config, runs_glob;       // --config, --runs: eval --split over an experiment's finished runs
     std::vector<std::string> splits;     // --split: score these splits of the run's own task instead of files
     std::vector<std::string> overrides;  // with --split: evaluation settings (eval.*, test lengths, ...)
     std::size_t beam = 0;  // 0 = the run's eval.beam

@@ -97,7 +97,8 @@ int main(int argc, char** argv) {
     auto* eval = app.add_subcommand(
         "eval", "Score a run's best checkpoint on parallel files (--src, --ref), or on splits of its own task "
                 "(--split, with evaluation settings as overrides: one JSON line per split on stdout, e.g. "
-                "relpos eval --run DIR --split test data.synthetic.test_len=[41,500]).\n"
+                "relpos eval --run DIR --split test data.synthetic.test_len=[41,500]); --config CONFIG --out DIR "
+                "does --split over every finished run of an experiment, one JSON file per run.\n"
                 "A run trained on lowercased Moses-tokenized text (a task that reads tokenized files, with "
                 "data.tokenized: true, its default) prints its two results.json metrics: bleu_tok (whitespace BLEU "
                 "of the output against the references lowercased and tokenized like the training text; the figure "
@@ -105,7 +106,14 @@ int main(int argc, char** argv) {
                 "splits undone against the raw references). "
                 "Other runs print sacreBLEU 13a and whitespace BLEU of the output against the references as given.");
     EvalArgs ea;
-    eval->add_option("--run", ea.run_dir, "run directory, e.g. results/quickstart/runs/type=shaw_seed=1")->required();
+    eval->add_option("--run", ea.run_dir, "run directory, e.g. results/quickstart/runs/type=shaw_seed=1");
+    eval->add_option("--config", ea.config,
+                     "instead of --run: every finished run of an experiment config (as `relpos run CONFIG` named it, "
+                     "results_dir/name/runs/<id>) scored with --split and the overrides, one file per run, "
+                     "--out DIR/<id>.json (its JSON lines, with the run id); an existing file is kept, so it "
+                     "resumes; runs not finished or without a best checkpoint on this machine are listed and skipped");
+    eval->add_option("--runs", ea.runs_glob, "with --config: only the runs whose id matches this glob, e.g. "
+                     "'position=type-rope_seed=*'");
     eval->add_option("--src", ea.src, "source file (plain or .gz), one sentence per line");
     eval->add_option("--ref", ea.ref, "reference file, line-aligned with --src");
     eval->add_option("--split", ea.splits,
@@ -120,7 +128,7 @@ int main(int argc, char** argv) {
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     eval->add_option("overrides", ea.overrides, "with --split: key=value evaluation settings, e.g. "
                      "data.synthetic.test_len=[41,500] eval.batch_tokens=4096");
-    eval->add_option("--out", ea.out, "write the hypotheses here");
+    eval->add_option("--out", ea.out, "write the hypotheses here (with --config: the directory of one JSON file per run)");
     eval->add_option("--beam", ea.beam, "beam size, 1 to 64 (default: the run's eval.beam)")
         ->check(CLI::Range(std::size_t(1), std::size_t(64)));
     const std::string input_help =
