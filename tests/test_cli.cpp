@@ -9,6 +9,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "experiments/data/json.hpp"
 #include "tests/cli_helpers.hpp"
 
 #include <catch2/catch.hpp>
@@ -165,7 +166,8 @@ TEST_CASE("cli/eval --split scores a language model (subword) run as its final e
                           "max_eval_tokens: 400}}\n"
                           "model: {family: decoder_only, d_model: 16, heads: 2, d_ff: 32, decoder_layers: 1, position: {type: alibi}}\n"
                           "train: {epochs: 1, max_steps: 6, batch_tokens: 256, lr: 0.5, warmup: 2}\n"
-                          "eval: {splits: [val, test], metrics: [ppl, ppl_sliding], split_metrics: {val: [ppl]}}\n";
+                          "eval: {splits: [val, test], metrics: [ppl, ppl_sliding], split_metrics: {val: [ppl]}}\n"
+                          "report: {metrics: [test.ppl_sliding@32]}\n";
     REQUIRE(sh(kBin + " run " + cfg + " results_dir=" + out.string() + " --jobs 2 --quiet").code == 0);
     const std::string run = (out / "lm" / "runs" / "seed=2").string();
     const YAML::Node results = YAML::LoadFile(run + "/results.json");
@@ -192,6 +194,19 @@ TEST_CASE("cli/eval --split scores a language model (subword) run as its final e
     }
     CHECK(n == 5);  // ppl, ppl@16, ppl@32, ppl_sliding@16, ppl_sliding@32
     CHECK(metrics("data.lm.stride=2")["ppl_sliding@32"].as<double>() != results["metrics"]["test.ppl_sliding@32"].as<double>());
+    // fewer metrics than the run's report names: the report plays no part in an evaluation
+    const YAML::Node fewer = metrics("'eval.metrics=[ppl]'");
+    CHECK(fewer["ppl@32"].as<double>() == results["metrics"]["test.ppl@32"].as<double>());
+    CHECK_FALSE(fewer["ppl_sliding@32"].IsDefined());
+    // evaluated elsewhere (another machine or kernel family): said, since the last digits may then differ
+    CHECK_THAT(sh(kBin + " eval --run " + run + " --split test").out, !Catch::Contains("note: "));
+    {
+        relpos::Json j = relpos::Json::parse(std::ifstream(run + "/results.json"));
+        j["machine"] = "another machine";
+        std::ofstream(run + "/results.json") << j.dump();
+    }
+    CHECK_THAT(sh(kBin + " eval --run " + run + " --split test").out,
+               Catch::Contains("was evaluated on \"another machine\", this evaluation runs on"));
     // another subword model than the run's: refused, not scored with the wrong ids
     std::ofstream(run + "/subword.model", std::ios::app) << "x";
     Cmd bad = sh(kBin + " eval --run " + run + " --split test");

@@ -260,7 +260,11 @@ ExperimentConfig eval_config(const std::string& run_dir, const std::vector<std::
                 "randomized_eval, rope's scaling and scaling_length), and seed (the evaluation's draws); '{}' is "
                 "not one of them (run {})", as.location, as.key, run_dir));
     }
-    ExperimentConfig cfg = load_run_config(run_dir, overrides, true);
+    // The run's report section names metrics of its own evaluation; an evaluation that computes fewer
+    // (eval.metrics=[ppl]) or other lengths has no report, so its cross-checks are left out.
+    std::vector<std::string> with = overrides;
+    with.insert(with.begin(), "report.metrics=[]");
+    ExperimentConfig cfg = load_run_config(run_dir, with, true);
     std::vector<std::string> have{cfg.data.valid_split};  // the validation split, the test splits, train
     have.insert(have.end(), cfg.data.test_splits.begin(), cfg.data.test_splits.end());
     have.push_back("train");
@@ -282,6 +286,15 @@ std::vector<Json> eval_splits(const std::string& run_dir, const std::vector<std:
     const ExperimentConfig trained = load_run_config(run_dir, {}, true);
     ExperimentConfig cfg = eval_config(run_dir, splits, overrides);
     const int threads = use_run_threads(run_dir, cfg);
+    {  // another machine or OpenBLAS kernel family rounds differently: say so before the numbers differ
+        const RunRecord rec = read_finished_run(fs::path(run_dir) / "results.json");
+        if (!rec.machine.empty() && rec.machine != machine_description())
+            fmt::print(stderr,
+                       "note: {} was evaluated on \"{}\", this evaluation runs on \"{}\": other kernels round "
+                       "differently, so its own settings may differ from results.json in the last digits "
+                       "(docs/reliability.md)\n",
+                       run_dir, rec.machine, machine_description());
+    }
     const fs::path scratch = fs::temp_directory_path() / fmt::format("relpos-eval-{}", ::getpid());
     struct Cleanup {
         fs::path p;
