@@ -47,7 +47,7 @@ for store in "$@"; do
     if git ls-files --error-unmatch -- "$run/results.json" > /dev/null 2>&1; then
       # committed before: only files added since (e.g. position_parameters.json written later) go in
       git add -- "$run"
-      added=$(git diff --cached --name-only -- "$run" | grep -v /checkpoints/best/ | xargs -r -n1 basename | tr '\n' ' ')
+      added=$(git diff --cached --name-only -- "$run" | { grep -v /checkpoints/best/ || true; } | xargs -r -n1 basename | tr '\n' ' ')
       [ "$best" = 1 ] && added="${added}checkpoints/best (configs/keep_checkpoints.list) "
       git commit -q -m "files added to the finished run $run: ${added% }" -- "$run" && echo "committed files of $run"
       continue

@@ -28,8 +28,12 @@ finished_run bbbb seed=1_position=type-alibi
 finished_run cccc seed=2_position=type-rope
 printf '# the study'"'"'s RoPE runs\nresults/study/runs/seed=*_position=type-rope  # for scaling\n' > configs/keep_checkpoints.list
 git add scripts configs .gitignore && git commit -qm init
-# seed 2's run was committed before the list existed: by hand, without its checkpoint
+# seed 2's run was committed before the list existed: by hand, without its checkpoint; seed 3's too, with
+# everything else it will ever have (its best checkpoint is then the only file the script adds)
 git add results/lm/runs/cccc results/study/runs/seed=2_position=type-rope && git commit -qm "seed 2 by hand"
+finished_run dddd seed=3_position=type-rope
+echo '{}' > results/lm/runs/dddd/position_parameters.json
+git add results/lm/runs/dddd results/study/runs/seed=3_position=type-rope && git commit -qm "seed 3 by hand"
 
 scripts/commit_finished_runs.sh results/lm/runs results/study/runs > "$tmp/log" || { cat "$tmp/log"; fail "the script failed"; }
 tracked() { git ls-files --error-unmatch -- "$1" > /dev/null 2>&1; }
@@ -42,6 +46,9 @@ tracked results/lm/runs/bbbb/results.json || fail "the unlisted run was not comm
 tracked results/lm/runs/cccc/checkpoints/best/manifest.json || fail "the run committed before it was listed did not get its best checkpoint"
 git log -1 --format=%s -- results/lm/runs/cccc | grep -q "files added to the finished run results/lm/runs/cccc: .*checkpoints/best (configs/keep_checkpoints.list)" ||
   fail "the later checkpoint is committed as: $(git log -1 --format=%s -- results/lm/runs/cccc)"
+tracked results/lm/runs/dddd/checkpoints/best/manifest.json || fail "a run with nothing else to add did not get its best checkpoint"
+git log -1 --format=%s -- results/lm/runs/dddd | grep -q "files added to the finished run results/lm/runs/dddd: checkpoints/best (configs/keep_checkpoints.list)$" ||
+  fail "its checkpoint is committed as: $(git log -1 --format=%s -- results/lm/runs/dddd)"
 n=$(git rev-list --count HEAD)
 scripts/commit_finished_runs.sh results/lm/runs results/study/runs > "$tmp/log2"
 [ "$(git rev-list --count HEAD)" = "$n" ] || fail "a second pass committed again: $(cat "$tmp/log2")"
