@@ -4,7 +4,7 @@ JOBS  ?= $(shell nproc)
 CONFIG ?= configs/quickstart.yaml
 RESULTS ?= results
 
-.PHONY: all deps data build run test bench test-asan fuzz mutants mpi test-mpi clean
+.PHONY: all deps data build run test campaign bench test-asan fuzz mutants mpi test-mpi clean
 
 all: build
 
@@ -37,6 +37,14 @@ run: deps $(BUILD)/CMakeCache.txt
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600
+
+# The project's campaign in one command, for a new checkout too: builds the relpos binary, installs the data
+# the configs of configs/campaign.list read, brings back parked checkpoints and starts the trainers and the
+# commit loop, detached (scripts/campaign.sh start; `scripts/campaign.sh status` and `stop` follow it).
+campaign: deps $(BUILD)/CMakeCache.txt
+	@cmake --build $(BUILD) -j $(JOBS) --target relpos
+	@if grep -hqs "task: *brown" $$(sed 's/#.*//' configs/campaign.list); then bash scripts/install-data.sh brown; fi
+	bash scripts/campaign.sh start
 
 # Data-parallel training across processes (docs/distributed.md): installs Open MPI (only here) and builds
 # with -DRELPOS_MPI=ON into build-mpi/; then `mpirun -np N build-mpi/relpos run CONFIG`. `make test-mpi` runs
