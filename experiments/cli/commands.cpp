@@ -245,11 +245,14 @@ bool changes_only_evaluation(const std::string& key, const ExperimentConfig& tra
     return false;
 }
 
-// The overrides `relpos eval --split` applies to a run, checked against the run's own config (which options
-// are evaluation-only depends on its encoding), with the splits asked for: the overridden config.
-ExperimentConfig eval_config(const std::string& run_dir, const std::vector<std::string>& splits,
-                             const std::vector<std::string>& overrides) {
-    const ExperimentConfig trained = load_run_config(run_dir, {}, true);
+// A run's config as trained, and with the overrides `relpos eval --split` applies (checked against the
+// trained one: which options are evaluation-only depends on its encoding) and the splits asked for.
+struct EvalConfigs {
+    ExperimentConfig trained, evaluated;
+};
+EvalConfigs eval_configs(const std::string& run_dir, const std::vector<std::string>& splits,
+                         const std::vector<std::string>& overrides) {
+    ExperimentConfig trained = load_run_config(run_dir, {}, true);
     for (const auto& o : overrides) {
         const Assignment as = parse_override(o);
         if (!changes_only_evaluation(as.key, trained))
@@ -273,7 +276,7 @@ ExperimentConfig eval_config(const std::string& run_dir, const std::vector<std::
             throw ConfigError(fmt::format("--split {}: not a split of the run's data ({}); data.test_splits=[...] "
                                           "names the test splits", split, join(have)));
     cfg.eval.splits = splits;
-    return cfg;
+    return {std::move(trained), std::move(cfg)};
 }
 
 // relpos eval --run DIR --split S [overrides]: the run's best checkpoint scored on splits of its own task,
@@ -283,8 +286,7 @@ std::vector<Json> eval_splits(const std::string& run_dir, const std::vector<std:
                               const std::vector<std::string>& overrides) {
     // The model is built as it was trained: from the run's own config and data (a learned position table's
     // size follows the longest sequence of the run's splits); the splits scored come from the overridden one.
-    const ExperimentConfig trained = load_run_config(run_dir, {}, true);
-    ExperimentConfig cfg = eval_config(run_dir, splits, overrides);
+    auto [trained, cfg] = eval_configs(run_dir, splits, overrides);
     const int threads = use_run_threads(run_dir, cfg);
     {  // another machine or OpenBLAS kernel family rounds differently: say so before the numbers differ
         const RunRecord rec = read_finished_run(fs::path(run_dir) / "results.json");
@@ -386,7 +388,7 @@ int cmd_eval_config(const EvalArgs& a) {
                                       points.size(), a.config, join(ids)));
     }
     // every override checked against every run it will change before any is evaluated
-    for (const auto& j : jobs) (void)eval_config(j.dir.string(), a.splits, a.overrides);
+    for (const auto& j : jobs) (void)eval_configs(j.dir.string(), a.splits, a.overrides);
     if (!jobs.empty()) fs::create_directories(out);
     for (std::size_t i = 0; i < jobs.size(); ++i) {
         fmt::print(stderr, "eval: [{}/{}] {} ({})\n", i + 1, jobs.size(), jobs[i].id, now_iso());
