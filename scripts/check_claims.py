@@ -185,8 +185,8 @@ def lookup_any(doc, path, cache=None):
 # count('GLOB') / count('GLOB', 'CONDITION') / length('PATH'): functions with single-quoted arguments,
 # computed before the arithmetic. GLOB is a file pattern from the repository root (JSON files); CONDITION
 # an expression over each file's values ($path ... >= 99, ==, and, or); length the size of a list or object.
-# minof('SOURCE', 'EXPR'[, 'CONDITION']) / maxof(...) / sumof(...): the lowest / highest value / the sum of
-# EXPR over the files of a GLOB or the elements of '@PATH' (those that meet CONDITION, e.g. '$step >= 13750').
+# minof('SOURCE', 'EXPR'[, 'CONDITION']) / maxof(...) / sumof(...) / meanof(...) / sdof(...): the lowest /
+# highest value / the sum / the mean / the sample standard deviation of EXPR over the files of a GLOB or the elements of '@PATH' (those that meet CONDITION, e.g. '$step >= 13750').
 # With '@', a PATH ending in a filter keeps every element it matches ('@[valid_loss=*]': a JSON-lines file's
 # validation lines; '@' alone: the whole list; '@cells[5:]': a slice). In EXPR and CONDITION, {field} is each
 # element's value of that field, so one element can be paired with its partner in another file:
@@ -267,20 +267,32 @@ def fn_count(name, doc, cache, source, cond, _c):
     return sum(1 for e in source_elements(name, source, doc, cache) if not cond or holds(cond, e, cache))
 
 
+def sample_sd(values):
+    """The sample standard deviation (n - 1 in the denominator, as the reports' ± sd)."""
+    mean = sum(values) / len(values)
+    return math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
+
+
+AGGREGATES = {"minof": min, "maxof": max, "sumof": sum, "meanof": lambda v: sum(v) / len(v), "sdof": sample_sd}
+
+
 def fn_aggregate(name, doc, cache, source, expr, cond):
-    """minof / maxof / sumof('SOURCE', 'EXPR'[, 'CONDITION']): EXPR over the elements (meeting CONDITION)."""
+    """minof / maxof / sumof / meanof / sdof('SOURCE', 'EXPR'[, 'CONDITION']): EXPR over the elements (meeting
+    CONDITION); sdof is the sample standard deviation and needs two elements."""
     if not expr:
         raise MarkerError(f"{name}('{source}'): needs an EXPR, e.g. {name}('{source}', '$steps')")
     elements = [e for e in source_elements(name, source, doc, cache) if not cond or holds(cond, e, cache)]
     if not elements:
         raise MarkerError(f"{name}('{source}', ...): selects no element")
+    if name == "sdof" and len(elements) < 2:
+        raise MarkerError(f"sdof('{source}', ...): selects one element; a standard deviation needs two")
     values = [evaluate(bind_fields(expr, e), e, cache) for e in elements]
-    return {"minof": min, "maxof": max, "sumof": sum}[name](values)
+    return AGGREGATES[name](values)
 
 
 # name -> (handler, whether it takes a third argument, a condition)
 FUNCTIONS = {"matches": (fn_matches, False), "length": (fn_length, False), "count": (fn_count, False),
-             "minof": (fn_aggregate, True), "maxof": (fn_aggregate, True), "sumof": (fn_aggregate, True)}
+             **{name: (fn_aggregate, True) for name in AGGREGATES}}
 FUNC_RE = re.compile(r"\b(" + "|".join(FUNCTIONS) + r")\(\s*'([^']*)'\s*(?:,\s*'([^']*)'\s*)?(?:,\s*'([^']*)'\s*)?\)")
 
 
@@ -291,7 +303,7 @@ def apply_functions(expr, doc, cache):
         handler, takes_condition = FUNCTIONS[name]
         if cond is not None and not takes_condition:
             raise MarkerError(f"{name}(...): takes at most two arguments (a third, a condition, is minof's, "
-                              f"maxof's and sumof's)")
+                              f"maxof's, sumof's, meanof's and sdof's)")
         value = handler(name, doc, cache, a, b, cond)
         return str(value) if isinstance(value, int) else f"({value:.17f})"
     return FUNC_RE.sub(call, expr)
@@ -371,7 +383,7 @@ def evaluate(expr, doc, cache=None):
             i += 1
     if not re.fullmatch(r"[\s\d.+\-*/(),\[\]<>=!]*", re.sub(r"\b(" + "|".join(NUMERIC) + r"|_v|and|or|not)\b", "", code)):
         raise MarkerError(f"expression '{expr}': only paths after '$', numbers, + - * / ( ) < <= == != >= > and or "
-                          f"not, abs min max tq(P, DF), count('GLOB'[, 'CONDITION']), minof / maxof / sumof('SOURCE', 'EXPR'[, 'CONDITION']) and length('PATH')")
+                          f"not, abs min max tq(P, DF), count('GLOB'[, 'CONDITION']), minof / maxof / sumof / meanof / sdof('SOURCE', 'EXPR'[, 'CONDITION']) and length('PATH')")
     try:
         return float(eval(code, {"__builtins__": {}}, {"_v": values, **NUMERIC}))
     except Exception as e:  # noqa: BLE001 (a marker's arithmetic, reported as one sentence)
@@ -770,6 +782,12 @@ def self_test():
             ("3.5<!-- check r/a.jsonl sumof('@[loss=*]', '$loss') -->", ("ok", 1)),               # 2.0 + 1.5
             ("40<!-- check r/report.json sumof('r/runs/*/results.json', '$steps') -->", ("ok", 1)),
             ("2.0<!-- check r/a.jsonl sumof('@[loss=*]', '$loss', '$epoch < 2') -->", ("ok", 1)),
+            ("1.75<!-- check r/a.jsonl meanof('@[loss=*]', '$loss') -->", ("ok", 1)),             # (2.0 + 1.5) / 2
+            ("1.6<!-- check r/a.jsonl meanof('@[loss=*]', '$loss') -->", ("bad", 1)),
+            ("20<!-- check r/report.json meanof('r/runs/*/results.json', '$steps') -->", ("ok", 1)),  # 40 / 2
+            ("0.354<!-- check r/a.jsonl sdof('@[loss=*]', '$loss') -->", ("ok", 1)),               # 0.5 / sqrt(2)
+            ("0.250<!-- check r/a.jsonl sdof('@[loss=*]', '$loss') -->", ("bad", 1)),             # not the population sd
+            ("0<!-- check r/a.jsonl sdof('@[loss=*]', '$loss', '$epoch < 2') -->", ("error", 0)),  # one element
             ("20<!-- check r/report.json maxof('@cells[:1]', '$mean') -->", ("bad", 1)),         # the first cell: 40.886
             ("1<!-- check r/report.json minof('@cells[5:]', '$mean') -->", ("error", 0)),        # an empty slice
             ("4.30<!-- check r/report.json tq(0.975, 2) -->", ("ok", 1)),                      # t quantiles
