@@ -150,6 +150,19 @@ TEST_CASE("cli/sweep_list_and_shards", "[cli]") {
     CHECK_THAT(some.out, Catch::Contains("# 21 of 28 run(s) finished, 7 left; at the finished runs' mean training time"));
     Cmd bad = sh(kBin + " run " + cfg + " --list --shard 4/4");
     CHECK(bad.code == 2);
+    // --only: the points whose id matches, with the whole sweep's ids (and run names), then --shard splits them
+    Cmd only = sh(kBin + " run " + cfg + " --list --only 'k=16_*'");
+    REQUIRE(only.code == 0);
+    CHECK(points(only.out) == 3);  // 3 seeds
+    CHECK_THAT(only.out, Catch::Contains("k=16_seed=2"));
+    CHECK_THAT(only.out, Catch::Contains("# 3 of 3 run(s) finished, 0 left"));
+    Cmd only_shard = sh(kBin + " run " + cfg + " --list --only 'k=16_*' --shard 1/3");
+    REQUIRE(only_shard.code == 0);
+    CHECK(points(only_shard.out) == 1);
+    CHECK_THAT(only_shard.out, Catch::Contains("k=16_seed=2"));
+    Cmd none = sh(kBin + " run " + cfg + " --list --only 'k=3_*'");
+    CHECK(none.code == 2);
+    CHECK_THAT(none.out, Catch::Contains("--only 'k=3_*': matches none of the 21 run id(s)"));
 }
 
 TEST_CASE("cli/eval --split scores a language model (subword) run as its final evaluation did", "[cli][e2e][lm]") {

@@ -587,6 +587,27 @@ TEST_CASE("config/sharding", "[config]") {
     CHECK(select_shard(points, 2, 7)[0].id == "k=2_seed=1");
 }
 
+TEST_CASE("config/--only picks points by a pattern of their ids, ids and order kept", "[config]") {
+    const ExperimentConfig c = load_config(fixture("sweep_k.yaml"));
+    const auto points = expand_sweep(c, fixture("sweep_k.yaml"));
+    REQUIRE(points.size() == 7);
+    auto ids = [](const std::vector<SweepPoint>& ps) {
+        std::vector<std::string> out;
+        for (const auto& p : ps) out.push_back(p.id);
+        return out;
+    };
+    CHECK(ids(select_matching(points, "k=?_seed=1", "x.yaml")) ==
+          std::vector<std::string>{"k=0_seed=1", "k=1_seed=1", "k=2_seed=1", "k=4_seed=1"});
+    CHECK(ids(select_matching(points, "k=1*", "x.yaml")) == std::vector<std::string>{"k=1_seed=1", "k=16_seed=1"});
+    const auto one = select_matching(points, "k=64_seed=1", "x.yaml");
+    REQUIRE(one.size() == 1);
+    CHECK(one[0].index == 5);  // its place in the whole sweep, as the ids are the whole sweep's
+    CHECK(one[0].overrides == points[5].overrides);
+    CHECK(has(config_error([&] { select_matching(points, "k=3*", "x.yaml"); }),
+              "--only 'k=3*': matches none of the 7 run id(s) of x.yaml (e.g. k=0_seed=1, k=1_seed=1, k=2_seed=1, "
+              "k=4_seed=1, ...; `relpos run x.yaml --list` lists them)"));
+}
+
 TEST_CASE("config/parse_shard", "[config]") {
     const Shard s = parse_shard("2/4");
     CHECK(s.index == 2);

@@ -72,6 +72,10 @@ int main(int argc, char** argv) {
                     "per thread of the config (e.g. 2 x 1 for threads: 2), or one run with all threads when there is one point")
         ->check(CLI::Range(std::size_t(1), std::size_t(4096)));
     run->add_option("--shard", shard, "run only points i, i+n, i+2n, ... (0-based i/n; e.g. a Slurm array task)");
+    std::string only;
+    run->add_option("--only", only,
+                    "run only the points whose run id matches this shell pattern, e.g. 'position=type-alibi_seed=*' or "
+                    "one run's id (--list shows the ids); the ids and run names stay the whole sweep's");
     run->footer("Data-parallel: mpirun -np N relpos run CONFIG trains each run on N processes with a relpos built with "
                 "cmake -DRELPOS_MPI=ON (make mpi; docs/distributed.md). --shard splits a sweep between such jobs.");
     run->add_flag("--quiet,-q", quiet, "no live progress line");
@@ -196,6 +200,7 @@ int main(int argc, char** argv) {
             ro.quiet = quiet;
             ro.list_only = list_points;
             if (!shard.empty()) ro.shard = parse_shard(shard);
+            ro.only = only;
             if (!start_before.empty())
                 ro.start_before = parse_start_before(start_before, static_cast<std::int64_t>(std::time(nullptr)));
             if (!finish_before.empty())

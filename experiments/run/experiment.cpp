@@ -47,6 +47,7 @@ int follow_orders(const std::string& config_path, const std::vector<std::string>
         if (!loaded) {  // only once rank 0 has found the config good, so that a bad one is reported once
             const ExperimentConfig top = load_config(config_path, overrides);
             points = expand_sweep(top, config_path, overrides);
+            if (!opt.only.empty()) points = select_matching(points, opt.only, config_path);
             if (opt.shard) points = select_shard(points, *opt.shard);
             loaded = true;
         }
@@ -85,6 +86,8 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
     ExperimentConfig top = load_config(config_path, overrides);
     auto points = expand_sweep(top, config_path, overrides);
     const std::size_t total_points = points.size();
+    if (!opt.only.empty()) points = select_matching(points, opt.only, config_path);
+    const std::size_t selected_points = points.size();
     if (opt.shard) points = select_shard(points, *opt.shard);
     const fs::path exp_dir = fs::path(top.results_dir) / top.name;
     // With a run store a run is named by its config hash and shared by every experiment that asks for
@@ -241,10 +244,12 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
     install_stop_handlers();
 
     const int threads_each = threads_for(top);
-    progress.message(fmt::format("{}: {} run(s){} with {} job(s) x {} thread(s){}; results in {}", top.name, points.size(),
+    progress.message(fmt::format("{}: {} run(s){}{} with {} job(s) x {} thread(s){}; results in {}", top.name, points.size(),
                                  opt.shard ? fmt::format(" (shard {}/{} of {})", opt.shard->index, opt.shard->count,
-                                                         total_points)
+                                                         selected_points)
                                            : "",
+                                 opt.only.empty() ? "" : fmt::format(" (--only '{}': {} of the sweep's {})", opt.only,
+                                                                      selected_points, total_points),
                                  jobs, threads_each, ranks > 1 ? fmt::format(" x {} MPI ranks", ranks) : "",
                                  exp_dir.string()));
     for (auto& m : data_messages) progress.message(m);

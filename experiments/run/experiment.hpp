@@ -1,5 +1,5 @@
 // `relpos run`: a config's sweep points, scheduled over jobs (and MPI ranks), each trained in its run
-// directory unless finished; --list, --shard, --start-before and --finish-before. The only room that
+// directory unless finished; --list, --only, --shard, --start-before and --finish-before. The only room that
 // knows about many runs.
 //
 // results/<name>/experiment.yaml          the resolved top-level config (for `relpos report`)
@@ -20,6 +20,7 @@ namespace relpos {
 struct RunOptions {
     std::size_t jobs = 0;  // 0 = auto: min(points, threads), each run on threads / jobs threads
     std::optional<Shard> shard;
+    std::string only;  // --only GLOB: only the points whose id matches (select_matching), before --shard splits them
     bool quiet = false;
     bool list_only = false;  // print the sweep points (ids and overrides) and stop
     // Unix time after which no new run starts (--start-before); the running ones finish.

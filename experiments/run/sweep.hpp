@@ -1,6 +1,7 @@
 // Sweeps: a config's sweep.grid (dotted key -> values, in file order) times its sweep.cells (explicit
 // points whose keys are set together) times sweep.seeds expands into one run per point, each with a
-// readable, unique directory name; sharding splits the points between the jobs of a Slurm array.
+// readable, unique directory name; sharding splits the points between the jobs of a Slurm array, and a
+// pattern of ids (--only) picks some of them.
 #pragma once
 
 #include <cstddef>
@@ -51,5 +52,10 @@ std::vector<SweepPoint> select_shard(const std::vector<SweepPoint>& points, std:
 inline std::vector<SweepPoint> select_shard(const std::vector<SweepPoint>& points, const Shard& s) {
     return select_shard(points, s.index, s.count);
 }
+// --only GLOB: the points whose id matches the shell pattern (fnmatch: * ? [...]), in order, e.g.
+// 'position=type-alibi_seed=*' or one run's id; their ids and run names are the whole sweep's. Throws
+// ConfigError naming the pattern, the config and some of its ids when none matches.
+std::vector<SweepPoint> select_matching(const std::vector<SweepPoint>& points, const std::string& glob,
+                                        const std::string& config_path);
 
 }  // namespace relpos
