@@ -11,6 +11,7 @@
 set -euo pipefail
 bin=$(realpath "${1:?usage: tests/campaign_start_stop.sh RELPOS_BINARY}")
 cd "$(dirname "$0")/.."
+. tests/tiny_reverse.sh
 tmp=$(mktemp -d)
 cleanup() {
   for f in "$tmp"/state*/*.pid; do [ -f "$f" ] && while read -r p; do kill -TERM "$p" 2>/dev/null || true; done < "$f"; done
@@ -27,14 +28,7 @@ config() {  # name seeds max_steps
 name: $1
 seed: 1
 threads: 1
-run_store: $tmp/runs
-results_dir: $tmp/results
-data:
-  task: reverse
-  valid_split: val
-  test_splits: [test]
-  synthetic: {n_symbols: 10, train_size: 300, valid_size: 40, test_size: 40, train_len: [2, 5], test_len: [6, 8]}
-model: {family: decoder_only, d_model: 16, heads: 2, d_ff: 32, decoder_layers: 1, dropout: 0.1, attention_dropout: 0.1, norm: pre}
+$(tiny_reverse_common "$tmp")
 train: {epochs: 100000, max_steps: $3, batch_tokens: 200, lr: 0.25, warmup: 10, eval_every: 500, checkpoint_every: 50}
 eval: {batch_tokens: 1000, splits: [val], metrics: [accuracy]}
 sweep:

@@ -11,6 +11,7 @@
 set -euo pipefail
 bin=$(realpath "${1:?usage: tests/campaign_three_stages.sh RELPOS_BINARY}")
 cd "$(dirname "$0")/.."
+. tests/tiny_reverse.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -20,14 +21,7 @@ config() {  # name max_steps seeds
 name: $1
 seed: 1
 threads: 2
-run_store: $tmp/runs
-results_dir: $tmp/results
-data:
-  task: reverse
-  valid_split: val
-  test_splits: [test]
-  synthetic: {n_symbols: 10, train_size: 300, valid_size: 40, test_size: 40, train_len: [2, 5], test_len: [6, 8]}
-model: {family: decoder_only, d_model: 16, heads: 2, d_ff: 32, decoder_layers: 1, dropout: 0.1, attention_dropout: 0.1, norm: pre}
+$(tiny_reverse_common "$tmp")
 train: {epochs: 1000, max_steps: $2, batch_tokens: 200, lr: 0.25, warmup: 10, eval_every: 10, checkpoint_every: 10,
         stop: {patience: 12, min_delta: 0.001, rule: improvement, target_metric: accuracy, target: 100}}
 eval: {batch_tokens: 1000, splits: [val, test], metrics: [accuracy, token_accuracy, loss]}
