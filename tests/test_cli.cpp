@@ -361,7 +361,7 @@ TEST_CASE("cli/eval --config scores every finished run of an experiment, one fil
     refused("--config " + cfg + " --split test", "give --out DIR");
     refused("--config " + cfg + " --out " + evals.string(), "give --split");
     refused("--config " + cfg + " --split test --out " + evals.string() + " --runs 'nope*'",
-            "--runs nope*: matches none of the 4 run ids");
+            "--runs 'nope*': matches none of the 4 run id(s)");
     refused("--config " + cfg + " --run x --split test", "give --run DIR (one run) or --config CONFIG");
     refused("--split test", "give --run DIR (one run) or --config CONFIG");
     refused("--run x --runs 'a*' --split test", "--runs selects runs of --config");

@@ -1,7 +1,6 @@
 #include "experiments/cli/commands.hpp"
 #include "experiments/eval/decode.hpp"
 
-#include <fnmatch.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -354,7 +353,8 @@ int cmd_eval_config(const EvalArgs& a) {
     if (a.out.empty())
         throw ConfigError("relpos eval --config: give --out DIR, the directory of one JSON file per run");
     const ExperimentConfig top = load_config(a.config);
-    const auto points = expand_sweep(top, a.config);
+    auto points = expand_sweep(top, a.config);
+    if (!a.runs_glob.empty()) points = select_matching(points, a.runs_glob, a.config, "--runs");
     const fs::path exp_dir = fs::path(top.results_dir) / top.name, out(a.out);
     std::error_code ec;
     if (fs::exists(out, ec) && !fs::is_directory(out, ec))
@@ -366,10 +366,8 @@ int cmd_eval_config(const EvalArgs& a) {
     };
     std::vector<Job> jobs;
     std::vector<std::string> unfinished, no_checkpoint;
-    std::size_t matched = 0, there = 0;
+    std::size_t there = 0;
     for (const auto& p : points) {
-        if (!a.runs_glob.empty() && ::fnmatch(a.runs_glob.c_str(), p.id.c_str(), 0) != 0) continue;
-        ++matched;
         const fs::path dir = exp_dir / "runs" / p.id, file = out / (p.id + ".json");
         if (!fs::exists(dir / "results.json", ec)) {
             unfinished.push_back(p.id);
@@ -380,12 +378,6 @@ int cmd_eval_config(const EvalArgs& a) {
         } else {
             jobs.push_back({p.id, dir, file});
         }
-    }
-    if (matched == 0) {
-        std::vector<std::string> ids;
-        for (std::size_t i = 0; i < points.size() && i < 4; ++i) ids.push_back(points[i].id);
-        throw ConfigError(fmt::format("--runs {}: matches none of the {} run ids of {} (e.g. {})", a.runs_glob,
-                                      points.size(), a.config, join(ids)));
     }
     // every override checked against every run it will change before any is evaluated
     for (const auto& j : jobs) (void)eval_configs(j.dir.string(), a.splits, a.overrides);
@@ -402,8 +394,8 @@ int cmd_eval_config(const EvalArgs& a) {
     auto named = [](const std::vector<std::string>& ids) {
         return ids.size() <= 6 ? join(ids) : join(std::vector<std::string>(ids.begin(), ids.begin() + 6)) + ", ...";
     };
-    std::string summary = fmt::format("eval --config: {} of {} matched run(s) evaluated into {}", jobs.size(), matched,
-                                      a.out);
+    std::string summary = fmt::format("eval --config: {} of {} matched run(s) evaluated into {}", jobs.size(),
+                                      points.size(), a.out);
     if (there) summary += fmt::format("; {} there already (kept)", there);
     if (!unfinished.empty()) summary += fmt::format("; {} not finished: {}", unfinished.size(), named(unfinished));
     if (!no_checkpoint.empty())

@@ -242,15 +242,15 @@ std::int64_t parse_start_before(const std::string& text, std::int64_t now, const
 }
 
 std::vector<SweepPoint> select_matching(const std::vector<SweepPoint>& points, const std::string& glob,
-                                        const std::string& config_path) {
+                                        const std::string& config_path, const std::string& option) {
     std::vector<SweepPoint> out;
     for (const auto& p : points)
         if (::fnmatch(glob.c_str(), p.id.c_str(), 0) == 0) out.push_back(p);
     if (out.empty()) {
         std::vector<std::string> ids;
         for (std::size_t i = 0; i < points.size() && i < 4; ++i) ids.push_back(points[i].id);
-        throw ConfigError(fmt::format("--only '{}': matches none of the {} run id(s) of {} (e.g. {}{}; `relpos run {} "
-                                      "--list` lists them)", glob, points.size(), config_path, join(ids),
+        throw ConfigError(fmt::format("{} '{}': matches none of the {} run id(s) of {} (e.g. {}{}; `relpos run {} "
+                                      "--list` lists them)", option, glob, points.size(), config_path, join(ids),
                                       points.size() > ids.size() ? ", ..." : "", config_path));
     }
     return out;

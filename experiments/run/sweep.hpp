@@ -54,8 +54,9 @@ inline std::vector<SweepPoint> select_shard(const std::vector<SweepPoint>& point
 }
 // --only GLOB: the points whose id matches the shell pattern (fnmatch: * ? [...]), in order, e.g.
 // 'position=type-alibi_seed=*' or one run's id; their ids and run names are the whole sweep's. Throws
-// ConfigError naming the pattern, the config and some of its ids when none matches.
+// ConfigError naming the option (`relpos run --only`, `relpos eval --runs`), the pattern, the config and some
+// of its ids when none matches.
 std::vector<SweepPoint> select_matching(const std::vector<SweepPoint>& points, const std::string& glob,
-                                        const std::string& config_path);
+                                        const std::string& config_path, const std::string& option = "--only");
 
 }  // namespace relpos
