@@ -163,6 +163,16 @@ TEST_CASE("cli/sweep_list_and_shards", "[cli]") {
     Cmd none = sh(kBin + " run " + cfg + " --list --only 'k=3_*'");
     CHECK(none.code == 2);
     CHECK_THAT(none.out, Catch::Contains("--only 'k=3_*': matches none of the 21 run id(s)"));
+    // a run's own config.yaml keeps its experiment's sweep: run from the run's directory it is that run only
+    const std::string own_cfg = std::string(RELPOS_SOURCE_DIR) + "/results/table2_clip_k/runs/k=16_seed=2/config.yaml";
+    Cmd own = sh(kBin + " run " + own_cfg + " --list");
+    REQUIRE(own.code == 0);
+    CHECK_THAT(own.out, Catch::Contains("is the config of the run k=16_seed=2") &&
+                            Catch::Contains("# 1 of 1 run(s) finished, 0 left"));
+    CHECK_THAT(own.out, !Catch::Contains("k=16_seed=1"));
+    Cmd own_only = sh(kBin + " run " + own_cfg + " --list --only 'k=16_*'");  // --only says which points
+    REQUIRE(own_only.code == 0);
+    CHECK_THAT(own_only.out, Catch::Contains("# 3 of 3 run(s) finished, 0 left") && !Catch::Contains("is the config of"));
 }
 
 TEST_CASE("cli/eval --split scores a language model (subword) run as its final evaluation did", "[cli][e2e][lm]") {

@@ -34,6 +34,27 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// `relpos run RUN_DIR/config.yaml`: a run's config.yaml is the point's resolved config and keeps its
+// experiment's sweep (experiments/run/run_one.hpp), so read as an experiment it is the whole sweep again. The
+// point whose run directory holds the file (runs/<id> of the experiment, or its directory in the run store) is
+// the run meant; nullopt when the file lies in no point's run directory.
+std::optional<std::size_t> point_of_own_directory(const std::vector<SweepPoint>& points, const ExperimentConfig& top,
+                                                  const std::string& config_path) {
+    std::error_code ec;
+    const fs::path dir = fs::absolute(config_path, ec).parent_path();
+    if (ec || !fs::exists(dir / "config.yaml", ec)) return std::nullopt;
+    const fs::path exp_dir = fs::path(top.results_dir) / top.name;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        std::vector<fs::path> candidates{exp_dir / "runs" / points[i].id};
+        if (!top.run_store.empty()) candidates.push_back(fs::path(top.run_store) / run_identity(points[i].config));
+        for (const auto& c : candidates) {
+            std::error_code e;
+            if (fs::exists(c, e) && fs::equivalent(c, dir, e)) return i;
+        }
+    }
+    return std::nullopt;
+}
+
 // A rank other than 0 of a data-parallel job: trains the points rank 0 orders, writes nothing.
 int follow_orders(const std::string& config_path, const std::vector<std::string>& overrides, const RunOptions& opt) {
     Communicator& comm = world();
@@ -48,6 +69,7 @@ int follow_orders(const std::string& config_path, const std::vector<std::string>
             const ExperimentConfig top = load_config(config_path, overrides);
             points = expand_sweep(top, config_path, overrides);
             if (!opt.only.empty()) points = select_matching(points, opt.only, config_path);
+            else if (auto own = point_of_own_directory(points, top, config_path)) points = {points[*own]};
             if (opt.shard) points = select_shard(points, *opt.shard);
             loaded = true;
         }
@@ -87,6 +109,15 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
     auto points = expand_sweep(top, config_path, overrides);
     const std::size_t total_points = points.size();
     if (!opt.only.empty()) points = select_matching(points, opt.only, config_path);
+    const auto own = opt.only.empty() ? point_of_own_directory(points, top, config_path) : std::nullopt;
+    if (own) {
+        fmt::print(stderr,
+                   "note: {} is the config of the run {} (the file is in its directory) and keeps its experiment's "
+                   "sweep of {} points: this run only (--only GLOB selects points of the sweep; the experiment's own "
+                   "config trains them all)\n",
+                   config_path, points[*own].id, points.size());
+        points = {points[*own]};
+    }
     const std::size_t selected_points = points.size();
     if (opt.shard) points = select_shard(points, *opt.shard);
     const fs::path exp_dir = fs::path(top.results_dir) / top.name;
@@ -230,9 +261,10 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
                                       config_path, exp_dir.string()));
     }
     if (!top.run_store.empty()) link_shared_runs(points, exp_dir, run_dir_of, config_path);
-    {
+    if (!own) {
         // Rewritten only when the experiment's config changed: a no-op `relpos run` of a finished (and
-        // committed) experiment leaves its experiment.yaml, commit line included, as it was.
+        // committed) experiment leaves its experiment.yaml, commit line included, as it was. A run's own
+        // config.yaml (one point's resolved values) is not the experiment's, and leaves it too.
         const std::string body = to_yaml(top);
         const fs::path file = exp_dir / "experiment.yaml";
         std::string old = fs::exists(file) ? read_text_file(file.string()) : std::string();
