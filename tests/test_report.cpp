@@ -696,3 +696,46 @@ TEST_CASE("report/metric_vs_length draws every measured length, the training len
                        Catch::Contains("title 'alibi'") && !Catch::Contains("logscale x"));
     fs::remove_all(dir);
 }
+
+TEST_CASE("report/the provenance line names the runs by the machines that trained them, when they differ", "[report]") {
+    const fs::path dir = experiment("machines",
+                                    {{"reverse", "rope", 1, 90, -1}, {"reverse", "rope", 2, 91, -1},
+                                     {"reverse", "alibi", 1, 92, -1}, {"reverse", "alibi", 2, 93, -1}},
+                                    "model.position.type", "data.task");
+    const std::string a = "CPU A, 2 cores, OpenBLAS kernels Cooperlake", b = "CPU A, 2 cores, OpenBLAS kernels Haswell";
+    auto stamp = [&](const std::string& pos, int seed, const std::vector<std::string>& trained_on) {
+        const fs::path f = dir / "runs" / fmt::format("task=reverse_type={}_seed={}", pos, seed) / "results.json";
+        Json j;
+        {
+            std::ifstream in(f);
+            j = Json::parse(in);
+        }
+        j["commit"] = "0123abcd";
+        j["machine"] = trained_on.back();
+        j["trained_on"] = trained_on;
+        std::ofstream(f) << j.dump();
+    };
+    // every run on one machine: the line names it, and no breakdown
+    for (const auto& pos : {"rope", "alibi"})
+        for (int seed : {1, 2}) stamp(pos, seed, {a});
+    ReportTables t = build_report(dir.string());
+    CHECK(t.runs_by_machines.empty());
+    CHECK_THAT(render_markdown(t), Catch::Contains("Machine: " + a + ". Last run finished"));
+    CHECK_THAT(render_json(t), !Catch::Contains("runs_by_machines"));
+    // one run resumed on other kernels, one trained on them only, one whose first stretch is not recorded
+    stamp("rope", 2, {a, b});
+    stamp("alibi", 1, {b});
+    stamp("alibi", 2, {"not recorded (steps 1-40)", a});
+    t = build_report(dir.string());
+    REQUIRE(t.runs_by_machines.size() == 4);
+    const std::string md = render_markdown(t);
+    INFO(md);
+    CHECK_THAT(md, Catch::Contains("Machine: " + a + "; " + b + ". Runs by the machines that trained them (in that order): "
+                                   "1 on " + a + " (task=reverse_type=rope_seed=1); 1 on " + a + ", then " + b +
+                                   " (task=reverse_type=rope_seed=2); 1 on " + b + " (task=reverse_type=alibi_seed=1); "
+                                   "1 on not recorded, then " + a + " (task=reverse_type=alibi_seed=2). Last run finished"));
+    const Json j = Json::parse(render_json(t));
+    CHECK(j.at("runs_by_machines").at(a + ", then " + b) == Json::array({"task=reverse_type=rope_seed=2"}));
+    CHECK(j.at("machines") == a + "; " + b);
+    fs::remove_all(dir);
+}

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "experiments/config/config.hpp"
 #include "experiments/data/corpus.hpp"
@@ -360,7 +361,16 @@ std::string render_markdown(const ReportTables& t) {
         }
         md += "\nCorpus BLEU of the sentences whose source has that many (Moses) tokens, mean ± sd over seeds.\n";
     }
-    if (!t.commits.empty()) md += fmt::format("Code: commit {}. Machine: {}. Last run finished {}.\n", t.commits, t.machines, t.latest);
+    if (!t.commits.empty()) {
+        std::string by;
+        for (const auto& [machines, ids] : t.runs_by_machines) {
+            by += fmt::format("{}{} on {}", by.empty() ? " Runs by the machines that trained them (in that order): " : "; ",
+                              ids.size(), machines);
+            if (ids.size() <= 6) by += fmt::format(" ({})", fmt::join(ids, ", "));
+        }
+        md += fmt::format("Code: commit {}. Machine: {}.{}{} Last run finished {}.\n", t.commits, t.machines, by,
+                          by.empty() ? "" : ".", t.latest);
+    }
     return md;
 }
 
@@ -455,12 +465,18 @@ std::string render_json(const ReportTables& t) {
                 {"columns_key", t.cols_key},
                 {"runs", t.runs},
                 {"commits", t.commits},
+                {"machines", t.machines},
                 {"cells", cells},
                 {"contrasts", contrasts},
                 {"per_seed", per_seed},
                 {"family_t", family_json(t.family_t)},
                 {"family_bootstrap", family_json(t.family_bootstrap)}};
     if (!compare.is_null()) doc["compare"] = compare;  // only with report.compare
+    if (!t.runs_by_machines.empty()) {  // only when the runs differ in the machines that trained them
+        Json by = Json::object();
+        for (const auto& [machines, ids] : t.runs_by_machines) by[machines] = ids;
+        doc["runs_by_machines"] = by;
+    }
     if (!t.position_paired.empty()) {  // only where the runs wrote a loss by position: the paired plot's numbers
         Json pp = Json::array();
         for (const auto& [a, b] : t.position_pairs)  // in the pairs' order, each family by position

@@ -29,6 +29,9 @@ struct ReportTables {
     std::map<std::string, double> reference;  // row label -> published number
     std::size_t runs = 0;
     std::string commits, machines, latest;
+    // (the machines that trained a run, in order, joined by ", then "; the ids of the runs they trained), only
+    // when the runs differ in them
+    std::vector<std::pair<std::string, std::vector<std::string>>> runs_by_machines;
     double train_seconds = 0;
     double train_cpu_seconds = 0;  // over the runs_with_cpu runs that record it
     std::size_t runs_with_cpu = 0;

@@ -316,6 +316,22 @@ ReportTables build_report(const std::string& dir_in) {
     }
     for (auto& c : commits) t.commits += (t.commits.empty() ? "" : ", ") + c;
     for (auto& m : machines) t.machines += (t.machines.empty() ? "" : "; ") + m;
+    // The runs by the machines that trained them, in the order they did (trained_on, or machine where a run
+    // records no list), when that differs between runs: OpenBLAS kernels round differently, so a run trained
+    // on two of them, or a row on other kernels than the rest, is named, not only the set of machines.
+    std::map<std::string, std::vector<std::string>> by_machines;
+    for (const auto& r : runs) {
+        std::string key;
+        for (const auto& m : r.trained_on)
+            key += (key.empty() ? "" : ", then ") + (is_machines_not_recorded(m) ? std::string("not recorded") : m);
+        if (key.empty()) key = r.machine.empty() ? "not recorded" : r.machine;
+        by_machines[key].push_back(r.id);
+    }
+    if (by_machines.size() > 1)
+        for (auto& [key, ids] : by_machines) {
+            std::sort(ids.begin(), ids.end());
+            t.runs_by_machines.emplace_back(key, ids);
+        }
     t.train_seconds = seconds;
     for (const auto& row : t.rows)
         for (const auto& col : t.cols)
