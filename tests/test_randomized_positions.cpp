@@ -116,6 +116,39 @@ TEST_CASE("randomized/randomized_eval: sample draws at evaluation, reproducibly,
     }
 }
 
+// A window as long as the range holds every position of [0, range): a draw is then the real positions 0, 1,
+// 2, ..., in training and in a sampled evaluation alike (an LM study's 1,024-token windows with
+// randomized: 1024 score the same both ways). Fails on a draw with repeats or from a shifted range.
+TEST_CASE("randomized/a draw as long as the range is the real positions", "[randomized][nn]") {
+    const std::vector<std::int32_t> ids = {2, 4, 5, 6, 7, 8};
+    for (const auto& type : nn::position_registry().names()) {
+        Rng probe(0);
+        if (!make(type, {}, nn::Side::Decoder, probe)->reads_positions()) continue;
+        INFO(type);
+        auto cfg = tiny_config(13);
+        cfg.family = nn::Family::DecoderOnly;
+        cfg.dims.dropout = cfg.dims.attention_dropout = 0.0;
+        nn::Transformer<double> plain(cfg, positions<double>({{type, {}}}));
+        nn::Transformer<double> full(cfg, positions<double>({{type, {{"randomized", "6"}, {"randomized_eval", "sample_by_length"}}}}));
+        nn::Transformer<double> wider(cfg, positions<double>({{type, {{"randomized", "7"}, {"randomized_eval", "sample_by_length"}}}}));
+        NoGradGuard ng;
+        plain.eval();
+        const Array<double> real = plain.forward_causal(ids, 1, 6).value();
+        full.eval();
+        require_equal(full.forward_causal(ids, 1, 6).value(), real);
+        full.train();
+        require_equal(full.forward_causal(ids, 1, 6).value(), real);
+        // one spare position: some of the draws leave out a position, and those differ from the real ones
+        wider.eval();
+        bool differs = false;
+        for (int i = 0; i < 8 && !differs; ++i) {
+            const Array<double> w = wider.forward_causal(ids, 1, 6).value();
+            for (std::size_t j = 0; j < w.size(); ++j) differs = differs || std::abs(w.data()[j] - real.data()[j]) > 1e-9;
+        }
+        CHECK(differs);
+    }
+}
+
 TEST_CASE("randomized/randomized_eval option errors", "[randomized][position]") {
     Rng rng(1);
     CHECK_THROWS_WITH(make("rope", {{"randomized_eval", "sample"}}, nn::Side::Encoder, rng),
