@@ -3,7 +3,7 @@
 run's own metrics.jsonl, line for line: evidence that the committed code still computes what a run computed
 (e.g. a run whose results.json records a commit with uncommitted changes, `+dirty`).
 
-    scripts/replay_prefix.py CONFIG RUN_ID [--steps N] [--out FILE] [--relpos BIN] [-- OVERRIDES ...]
+    scripts/replay_prefix.py CONFIG RUN_ID [--steps N] [--out FILE] [--relpos BIN] [--kernels K] [-- OVERRIDES ...]
     scripts/replay_prefix.py configs/lm_converged/study.yaml 'position=type-rope_seed=4' --steps 200 \\
         --out results/lm_converged/replay/position=type-rope_seed=4.json -- data.lm.max_eval_tokens=2048
 
@@ -18,7 +18,9 @@ wall-clock `elapsed`. The experiment's cached subword models (RESULTS_DIR/NAME/s
 scratch directory when they exist, so that the replay does not train them again.
 
 Writes a JSON record (the run, its segments, the replay's commit, machine and kernels, how many lines match,
-the first that does not) to --out or stdout. Exit status: 0 every compared line identical, 1 a line differs,
+the first that does not) to --out or stdout. `--kernels K` replays on kernel family K instead (Haswell,
+SkylakeX, Cooperlake, ...): which kernels trained a first segment whose log does not name them is the family
+whose replay is identical, since two families part within a few updates. Exit status: 0 every compared line identical, 1 a line differs,
 2 the replay could not be made (bad arguments, relpos failed, kernels this CPU cannot run).
 """
 import argparse
@@ -96,6 +98,7 @@ def main():
     ap.add_argument("--steps", type=int, default=200, help="updates to replay (at most the first segment's)")
     ap.add_argument("--out", help="write the JSON record here (default: stdout)")
     ap.add_argument("--relpos", default=os.path.join(ROOT, "build", "relpos"))
+    ap.add_argument("--kernels", help="OpenBLAS kernel family to replay on (default: the first segment's)")
     argv = sys.argv[1:]
     overrides = argv[argv.index("--") + 1:] if "--" in argv else []
     a = ap.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
@@ -130,6 +133,9 @@ def main():
             fail(f"{run_dir}: neither log.txt nor results.json's machine names the OpenBLAS kernels")
         first = dict(first, kernels=m.group(1), machine=record["machine"].split(", OpenBLAS")[0])
         kernels_from = "results.json machine (log.txt of this run does not name them: an older log)"
+    if a.kernels:
+        first = dict(first, kernels=a.kernels)
+        kernels_from = "--kernels"
     steps = a.steps if first["end"] is None else min(a.steps, first["end"])
     threads = int(record.get("threads") or first["threads"])
 
@@ -172,6 +178,7 @@ def main():
     out = {
         "run": a.run_id, "run_dir": run_dir, "config": a.config,
         "command": "scripts/replay_prefix.py " + " ".join([a.config, a.run_id, "--steps", str(a.steps)] +
+                                                          (["--kernels", a.kernels] if a.kernels else []) +
                                                           (["--"] + a.overrides if a.overrides else [])),
         "run_commit": record.get("commit"), "segments": segs,
         "replayed_steps": steps, "training_lines": len(old), "identical": identical,

@@ -3,7 +3,8 @@
 # ~10 s): a finished 40-update run replayed for 20 updates matches line for line (exit 0, 20 identical); the
 # same run with one training loss changed in its metrics.jsonl is refused at that update (exit 1, the update,
 # the key and both values in the record); a log.txt whose first segment was interrupted at update 12 limits
-# the replay to 12 updates; an id that is not one run of the config is exit 2. Fails if the script compares
+# the replay to 12 updates; --kernels replays on the family asked for (one this CPU does not run: exit 2); an
+# id that is not one run of the config is exit 2. Fails if the script compares
 # nothing, ignores a changed value, or replays past the first segment.
 #   tests/replay_prefix.sh build/relpos
 set -euo pipefail
@@ -81,7 +82,22 @@ assert r["replayed_steps"] == 12 and r["identical"] == 12 and len(r["segments"])
 PY
 cp "$tmp/log.orig" "$run/log.txt"
 
-# 4. not one run of the config
+# 4. --kernels: the replay runs on the family asked for, and says so; one this CPU does not run is exit 2
+k=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['replay_kernels'])" "$tmp/same.json")
+python3 scripts/replay_prefix.py "$tmp/tiny.yaml" seed=2 --steps 5 --kernels "$k" --relpos "$bin" --out "$tmp/kernels.json" 2>/dev/null \
+  || fail "a replay on the run's own kernels asked by --kernels did not match"
+python3 - "$tmp/kernels.json" "$k" <<'PY' || fail "the record of a --kernels replay is wrong"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["kernels_from"] == "--kernels" and r["replay_kernels"].lower() == sys.argv[2].lower(), r
+assert "--kernels " + sys.argv[2] in r["command"] and r["identical"] == 5, r
+PY
+set +e
+python3 scripts/replay_prefix.py "$tmp/tiny.yaml" seed=2 --steps 5 --kernels NoSuchCore --relpos "$bin" > /dev/null 2>&1; rc=$?
+set -e
+[ "$rc" = 2 ] || fail "kernels the replay could not run on gave exit $rc, not 2"
+
+# 5. not one run of the config
 set +e
 python3 scripts/replay_prefix.py "$tmp/tiny.yaml" 'seed=*' --relpos "$bin" > /dev/null 2>&1; rc1=$?
 python3 scripts/replay_prefix.py "$tmp/tiny.yaml" seed=9 --relpos "$bin" > /dev/null 2>&1; rc2=$?
