@@ -301,12 +301,22 @@ ReportTables build_report(const std::string& dir_in) {
         t.reference = cfg.report.reference->values;
     }
     std::set<std::string> commits, machines;
+    // The runs by the machines that trained them, in the order they did (trained_on, or machine where a run
+    // records no list), when that differs between runs: OpenBLAS kernels round differently, so a run trained
+    // on two of them, or a row on other kernels than the rest, is named, not only the set of machines.
+    std::map<std::string, std::vector<std::string>> by_machines;
     double seconds = 0;
     for (const auto& r : runs) {
         if (!r.commit.empty()) commits.insert(r.commit);
         if (!r.machine.empty()) machines.insert(r.machine);
-        for (const auto& m : r.trained_on)  // results.json says "not recorded", the list of machines need not
-            if (!is_machines_not_recorded(m)) machines.insert(m);
+        std::string key;
+        for (const auto& m : r.trained_on) {  // results.json says "not recorded", the set of machines need not
+            const bool recorded = !is_machines_not_recorded(m);
+            if (recorded) machines.insert(m);
+            key += (key.empty() ? "" : ", then ") + (recorded ? m : std::string("not recorded"));
+        }
+        if (key.empty()) key = r.machine.empty() ? "not recorded" : r.machine;
+        by_machines[key].push_back(r.id);
         seconds += r.train_seconds;
         if (r.train_cpu_seconds >= 0) {
             t.train_cpu_seconds += r.train_cpu_seconds;
@@ -316,17 +326,6 @@ ReportTables build_report(const std::string& dir_in) {
     }
     for (auto& c : commits) t.commits += (t.commits.empty() ? "" : ", ") + c;
     for (auto& m : machines) t.machines += (t.machines.empty() ? "" : "; ") + m;
-    // The runs by the machines that trained them, in the order they did (trained_on, or machine where a run
-    // records no list), when that differs between runs: OpenBLAS kernels round differently, so a run trained
-    // on two of them, or a row on other kernels than the rest, is named, not only the set of machines.
-    std::map<std::string, std::vector<std::string>> by_machines;
-    for (const auto& r : runs) {
-        std::string key;
-        for (const auto& m : r.trained_on)
-            key += (key.empty() ? "" : ", then ") + (is_machines_not_recorded(m) ? std::string("not recorded") : m);
-        if (key.empty()) key = r.machine.empty() ? "not recorded" : r.machine;
-        by_machines[key].push_back(r.id);
-    }
     if (by_machines.size() > 1)
         for (auto& [key, ids] : by_machines) {
             std::sort(ids.begin(), ids.end());
