@@ -2,7 +2,9 @@
 // length, the competence view of gated runs and report axes that join several swept keys.
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -558,6 +560,20 @@ TEST_CASE("report/paired differences by position: the contrasts, or each row min
     CHECK(rows.at(16)[0] == Approx(0.25));
     CHECK(rows.at(16)[2] - rows.at(16)[0] == Approx(12.706 * std::sqrt(0.005) / std::sqrt(2.0)).epsilon(1e-3));
     CHECK(rows.at(48)[1] == Approx(0.8));  // no spread between the seeds: no band
+    // at most ten significant digits (the interval at 16 has many): a rebuilt relpos moves the 16th digit, and a
+    // regenerated report's files should not differ from the committed ones for that
+    std::ifstream again(exp + "/plots/metric_vs_length.test.loss_pos64.paired.0.dat");
+    std::size_t longest = 0;
+    for (std::string word; again >> word;) {
+        const std::string mantissa = word.substr(0, word.find_first_of("eE"));
+        const auto first = mantissa.find_first_not_of("-+0.");
+        std::size_t digits = 0;
+        if (first != std::string::npos)
+            for (char c : mantissa.substr(first)) digits += std::isdigit(static_cast<unsigned char>(c)) ? 1 : 0;
+        longest = std::max(longest, digits);
+    }
+    CHECK(longest > 0);
+    CHECK(longest <= 10);
     std::ifstream in(exp + "/plots/metric_vs_length.test.loss_pos64.paired.gp");
     const std::string gp((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     CHECK_THAT(gp, Catch::Contains("paired differences") && Catch::Contains("rope − alibi (n=2)") &&

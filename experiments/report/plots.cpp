@@ -336,11 +336,12 @@ std::vector<std::string> draw_plots(const fs::path& dir, const ReportTables& t, 
                 std::size_t i = 0;
                 for (const auto& row : t.rows) {
                     const fs::path d = pdir / (stem + "." + safe_name(row) + ".dat");
-                    std::string text;
+                    std::string text;  // ten significant digits: a rebuilt relpos (FMA contraction, another compiler)
+                                       // moves the 16th, and a regenerated report should not differ for that
                     for (const auto& [x, m] : points) {
                         auto c = t.length_cells.find({row, col, m});
                         if (c == t.length_cells.end() || c->second.n == 0) continue;
-                        text += fmt::format("{} {} {} {}\n", x, c->second.mean, c->second.mean - c->second.std,
+                        text += fmt::format("{} {:.10g} {:.10g} {:.10g}\n", x, c->second.mean, c->second.mean - c->second.std,
                                             c->second.mean + c->second.std);
                     }
                     // report.compare's run of this row (e.g. trained at the longest window), dashed in its colour,
@@ -357,7 +358,7 @@ std::vector<std::string> draw_plots(const fs::path& dir, const ReportTables& t, 
                             auto it = at_length.find(n);
                             if (it == at_length.end() || (own && !it->second.first)) at_length[n] = {own, st.mean};
                         }
-                        for (const auto& [x, v] : at_length) compare += fmt::format("{} {}\n", x, v.second);
+                        for (const auto& [x, v] : at_length) compare += fmt::format("{} {:.10g}\n", x, v.second);
                     }
                     if (text.empty() && compare.empty()) continue;  // a row with no finished run at this column
                     const char* colour = colours[i++ % (sizeof colours / sizeof *colours)];
@@ -430,7 +431,7 @@ std::vector<std::string> draw_plots(const fs::path& dir, const ReportTables& t, 
                 std::string text;
                 for (const auto& [x, d] : at) {
                     const double half = d.n > 1 ? t_critical_95(d.n - 1) * d.std / std::sqrt(double(d.n)) : 0;
-                    text += fmt::format("{} {} {} {}\n", x, d.mean, d.mean - half, d.mean + half);
+                    text += fmt::format("{} {:.10g} {:.10g} {:.10g}\n", x, d.mean, d.mean - half, d.mean + half);
                 }
                 const fs::path d = pdir / (stem + "." + std::to_string(i) + ".dat");
                 std::ofstream(d) << text;
