@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <optional>
@@ -40,6 +41,14 @@ std::string safe_name(const std::string& s) {
 // "k=16" for key model.position.k and label 16: a curve's name in the legend.
 std::string named_label(const std::string& key, const std::string& label) {
     return key.substr(key.rfind('.') + 1) + "=" + label;
+}
+
+// One line of a plot's data file: x as given, then each value at ten significant digits (a rebuilt relpos -
+// FMA contraction, another compiler - moves the 16th, and a regenerated report should not differ for that).
+std::string dat_line(double x, std::initializer_list<double> values) {
+    std::string line = fmt::format("{}", x);
+    for (double v : values) line += fmt::format(" {:.10g}", v);
+    return line + "\n";
 }
 
 bool have_gnuplot() { return std::system("command -v gnuplot > /dev/null 2>&1") == 0; }
@@ -336,13 +345,11 @@ std::vector<std::string> draw_plots(const fs::path& dir, const ReportTables& t, 
                 std::size_t i = 0;
                 for (const auto& row : t.rows) {
                     const fs::path d = pdir / (stem + "." + safe_name(row) + ".dat");
-                    std::string text;  // ten significant digits: a rebuilt relpos (FMA contraction, another compiler)
-                                       // moves the 16th, and a regenerated report should not differ for that
+                    std::string text;
                     for (const auto& [x, m] : points) {
                         auto c = t.length_cells.find({row, col, m});
                         if (c == t.length_cells.end() || c->second.n == 0) continue;
-                        text += fmt::format("{} {:.10g} {:.10g} {:.10g}\n", x, c->second.mean, c->second.mean - c->second.std,
-                                            c->second.mean + c->second.std);
+                        text += dat_line(x, {c->second.mean, c->second.mean - c->second.std, c->second.mean + c->second.std});
                     }
                     // report.compare's run of this row (e.g. trained at the longest window), dashed in its colour,
                     // at every length the reference measured (its own, not this experiment's: a reference may
@@ -358,7 +365,7 @@ std::vector<std::string> draw_plots(const fs::path& dir, const ReportTables& t, 
                             auto it = at_length.find(n);
                             if (it == at_length.end() || (own && !it->second.first)) at_length[n] = {own, st.mean};
                         }
-                        for (const auto& [x, v] : at_length) compare += fmt::format("{} {:.10g}\n", x, v.second);
+                        for (const auto& [x, v] : at_length) compare += dat_line(x, {v.second});
                     }
                     if (text.empty() && compare.empty()) continue;  // a row with no finished run at this column
                     const char* colour = colours[i++ % (sizeof colours / sizeof *colours)];
@@ -431,7 +438,7 @@ std::vector<std::string> draw_plots(const fs::path& dir, const ReportTables& t, 
                 std::string text;
                 for (const auto& [x, d] : at) {
                     const double half = d.n > 1 ? t_critical_95(d.n - 1) * d.std / std::sqrt(double(d.n)) : 0;
-                    text += fmt::format("{} {:.10g} {:.10g} {:.10g}\n", x, d.mean, d.mean - half, d.mean + half);
+                    text += dat_line(x, {d.mean, d.mean - half, d.mean + half});
                 }
                 const fs::path d = pdir / (stem + "." + std::to_string(i) + ".dat");
                 std::ofstream(d) << text;
