@@ -99,6 +99,30 @@ TEST_CASE("report/rows may join several swept keys with '+'", "[report]") {
     fs::remove_all(dir);
 }
 
+TEST_CASE("report/a report of fewer runs than its sweep says so at its top", "[report]") {
+    // 2 tasks x 2 encodings x 2 seeds = 8 points; 3 finished, then all 8. A run outside the sweep (another
+    // experiment's, read through a stale link) counts toward neither.
+    std::vector<FakeRun> some{{"reverse", "rope", 1, 10, -1}, {"reverse", "rope", 2, 20, -1}, {"copy", "alibi", 1, 70, -1},
+                              {"copy", "nope", 1, 5, -1}};
+    const fs::path part = experiment("interim", some, "model.position.type", "data.task");
+    const ReportTables t = build_report(part.string());
+    CHECK(t.sweep_points == 8);
+    CHECK(t.sweep_finished == 3);
+    const std::string md = render_markdown(t);
+    CHECK_THAT(md, Catch::Contains("**3 of the sweep's 8 runs have finished**, and this report is of them alone"));
+    CHECK(md.find("of the sweep's") < md.find("| model.position.type"));  // above the tables, not under them
+    fs::remove_all(part);
+    std::vector<FakeRun> all;
+    for (const char* task : {"reverse", "copy"})
+        for (const char* pos : {"rope", "alibi"})
+            for (int seed : {1, 2}) all.push_back({task, pos, seed, 50, -1});
+    const fs::path whole = experiment("interim_whole", all, "model.position.type", "data.task");
+    const ReportTables w = build_report(whole.string());
+    CHECK(w.sweep_finished == 8);
+    CHECK_THAT(render_markdown(w), !Catch::Contains("of the sweep's"));
+    fs::remove_all(whole);
+}
+
 TEST_CASE("report/gated runs: competent counts, metrics over competent runs, max over all", "[report]") {
     const fs::path dir = experiment("gated",
                                     {{"reverse", "rope", 1, 10, 1}, {"reverse", "rope", 2, 30, 0}, {"reverse", "alibi", 1, 5, 0},

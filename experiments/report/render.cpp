@@ -60,6 +60,11 @@ std::string cell_text(const Stats& s) {
 std::string render_markdown(const ReportTables& t) {
     std::string md = fmt::format("## {}\n\n", t.title);
     if (!t.description.empty()) md += t.description + "\n\n";
+    if (t.sweep_finished < t.sweep_points)
+        md += fmt::format("**{} of the sweep's {} runs have finished**, and this report is of them alone (`relpos run "
+                          "CONFIG --list` names the others: not trained, or training): a row short of runs says so in its n, "
+                          "and the intervals, tests and multiplicity family are those of the finished runs.\n\n",
+                          t.sweep_finished, t.sweep_points);
     const bool has_ref = !t.reference.empty();
     auto row_name = [&](const std::string& r) { return t.rows_key.empty() ? std::string("all runs") : r; };
     const bool has_delta = !t.baseline.empty() && !t.metrics.empty();

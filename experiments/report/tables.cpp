@@ -268,14 +268,18 @@ ReportTables build_report(const std::string& dir_in) {
     try {
         std::map<std::string, std::map<std::string, std::string>> own;
         for (const auto& p : expand_sweep(cfg, (dir / "experiment.yaml").string(), {}, flags)) own[p.id] = p.labels;
+        std::set<std::string> finished;
         for (auto& r : runs) {
             auto it = own.find(r.entry);
             if (it == own.end()) it = own.find(r.id);
             if (it != own.end()) {
                 r.id = it->first;
                 r.labels = it->second;
+                finished.insert(it->first);
             }
         }
+        t.sweep_points = own.size();
+        t.sweep_finished = finished.size();
     } catch (const std::exception&) {
         // an experiment.yaml from an older relpos whose sweep no longer expands: keep the recorded labels
     }
