@@ -9,7 +9,12 @@ A parameter belongs to the encoding when it is not one of the model's standard w
 attention projections, the feed-forward layers, the norms): FIRE's `decoder.position.log_L` / `log_c` and
 its MLP, KERPLE's `self_attn.kerple_log_r1` / `kerple_log_r2` per layer, T5's `relative_attention_bias`.
 Each is written in full when it has at most 256 values (and, for a `log_` parameter, its exponential: the
-value the encoding uses, e.g. FIRE's threshold L), otherwise as its shape, mean and largest magnitude.
+value the encoding uses, e.g. FIRE's threshold L), otherwise as its shape, mean and largest magnitude, and a
+table of at most 1,024 rows also as the Euclidean norm of each row (`row_norms`): for Shaw's relative
+embeddings (rel_k / rel_v, 2k + 1 rows, row k + j - i for key j and query i, clipped to [0, 2k]) and learned
+absolute positions (a row per position), which rows training moved from their initialisation and which it
+never reached (a causal model never uses the rows of keys after the query; a window of N tokens never uses
+positions, or distances, from N on).
 The checkpoints it reads are the runs' own (`checkpoints/best`, the checkpoint the run was evaluated from).
 Committed runs keep no checkpoint (git ignores them), so `--write-run-files` writes the same entry into the
 finished run's directory as position_parameters.json, which is committed with it (scripts/commit_finished_runs.sh
@@ -31,6 +36,7 @@ import sys
 
 STANDARD = re.compile(r"(^|\.)(embed|ffn|norm\d*|q_proj|k_proj|v_proj|out_proj|output)(\.|$)")
 FULL_LIMIT = 256
+ROW_NORMS_LIMIT = 1024
 
 
 def read_npy(path):
@@ -108,6 +114,10 @@ def from_checkpoint(run_dir):
         else:
             item["mean"] = round(sum(values) / len(values), 6)
             item["max_abs"] = round(max(abs(v) for v in values), 6)
+            if len(shape) == 2 and shape[0] <= ROW_NORMS_LIMIT:
+                width = shape[1]
+                item["row_norms"] = [round(math.sqrt(sum(v * v for v in values[r * width:(r + 1) * width])), 4)
+                                     for r in range(shape[0])]
         out[p["name"]] = item
     entry["parameters"] = out
     return entry
@@ -149,7 +159,8 @@ def self_test():
         params = [("decoder.position.log_L", [1], [math.log(59.0)]), ("decoder.position.fc1.weight", [300], [0.5] * 299 + [-2.0]),
                   ("decoder.layers.0.self_attn.kerple_log_r1", [2], [0.0, math.log(2.0)]),
                   ("decoder.layers.0.self_attn.q_proj.weight", [2, 2], [1, 2, 3, 4]), ("embed.weight", [2, 2], [1, 2, 3, 4]),
-                  ("decoder.layers.0.norm1.weight", [2], [1, 1]), ("decoder.position.relative_attention_bias", [2, 2], [1, 2, 3, 4])]
+                  ("decoder.layers.0.norm1.weight", [2], [1, 1]), ("decoder.position.relative_attention_bias", [2, 2], [1, 2, 3, 4]),
+                  ("decoder.layers.0.self_attn.rel_k", [3, 100], [0.0] * 100 + [0.3] * 100 + [-0.4] * 100)]
         for name, shape, values in params:
             write_npy(os.path.join(run, "checkpoints", "best", "params", name + ".npy"), shape, values)
         with open(os.path.join(run, "checkpoints", "best", "manifest.json"), "w") as f:
@@ -183,8 +194,10 @@ def self_test():
         plain_after = run_entry(plain)
         p = e["parameters"]
         checks = [
-            (sorted(p) == ["decoder.layers.0.self_attn.kerple_log_r1", "decoder.position.fc1.weight", "decoder.position.log_L",
-                           "decoder.position.relative_attention_bias"], f"kept {sorted(p)}"),
+            (sorted(p) == ["decoder.layers.0.self_attn.kerple_log_r1", "decoder.layers.0.self_attn.rel_k", "decoder.position.fc1.weight",
+                           "decoder.position.log_L", "decoder.position.relative_attention_bias"], f"kept {sorted(p)}"),
+            (p["decoder.layers.0.self_attn.rel_k"].get("row_norms") == [0.0, 3.0, 4.0], "a table's row norms, row by row"),
+            ("row_norms" not in p["decoder.position.fc1.weight"], "no row norms of a vector"),
             (abs(p["decoder.position.log_L"]["exp"][0] - 59.0) < 1e-4, "exp of log_L"),
             (p["decoder.layers.0.self_attn.kerple_log_r1"]["exp"] == [1.0, 2.0], "exp of kerple_log_r1"),
             (p["decoder.position.relative_attention_bias"]["values"] == [[1, 2], [3, 4]], "a (2, 2) table in C order"),
