@@ -225,6 +225,57 @@ TEST_CASE("naming/every committed finished run is still its experiment's run", "
     WARN(matched.size() << " of " << finished << " committed finished runs matched through their experiments");
 }
 
+TEST_CASE("naming/a report config that trains nothing names exactly the runs of the configs it reports", "[config]") {
+    // configs/lm_converged/final.yaml repeats study.yaml's data, model, schedule and evaluation (the config loader
+    // has no include key) and trains nothing of its own: its runs are study.yaml's and more_encodings.yaml's, found
+    // in the shared run store by run_identity. A key edited in one file and not the other would rename some of its
+    // runs (they would show as unfinished and the report would lack them); here the run identities of its sweep
+    // are exactly the union of the two configs' (more_encodings.yaml repeats study.yaml's sinusoidal and RoPE runs,
+    // so 40 + 35 points are 65 runs), no two points of one config are one run, and the three share one run store.
+    struct ReportConfig {
+        const char* config;
+        std::vector<const char*> sources;
+    };
+    const std::vector<ReportConfig> reports = {
+        {"configs/lm_converged/final.yaml", {"configs/lm_converged/study.yaml", "configs/lm_converged/more_encodings.yaml"}},
+    };
+    LoadFlags flags;
+    flags.check_paths = false;  // a run's name does not depend on its data's files (the Brown corpus: make data)
+    const auto expand = [&](const std::string& rel, std::string* store) {
+        const std::string path = kSrc + "/" + rel;
+        const ExperimentConfig cfg = load_config(path, {}, flags);
+        *store = cfg.run_store;
+        std::map<std::string, std::string> by_identity;  // run_identity -> the point's id
+        for (const auto& p : expand_sweep(cfg, path, {}, flags)) {
+            INFO(rel << " " << p.id);
+            CHECK(by_identity.emplace(run_identity(p.config), p.id).second);  // no two points one run
+        }
+        return by_identity;
+    };
+    for (const auto& r : reports) {
+        INFO(r.config);
+        std::string store;
+        const auto reported = expand(r.config, &store);
+        REQUIRE(!store.empty());
+        std::map<std::string, std::string> sources;
+        for (const char* s : r.sources) {
+            INFO(s);
+            std::string source_store;
+            for (const auto& [identity, id] : expand(s, &source_store)) sources.emplace(identity, id);
+            CHECK(source_store == store);
+        }
+        for (const auto& [identity, id] : reported) {
+            INFO(id << " (" << identity << ") is a run of no source config");
+            CHECK(sources.count(identity) == 1);
+        }
+        for (const auto& [identity, id] : sources) {
+            INFO(id << " (" << identity << ") of a source config is not reported");
+            CHECK(reported.count(identity) == 1);
+        }
+        CHECK(reported.size() == sources.size());
+    }
+}
+
 TEST_CASE("naming/the comparison tables set every cell at the rate its sweep chose", "[config][committed_runs]") {
     // A comparison table lists its cells by hand (sweep.cells); the learning rate of each is the one
     // scripts/choose_lr.py chose on in-distribution validation (the sweep's lr_choice.json). The Ruoss table
