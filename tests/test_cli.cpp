@@ -221,6 +221,25 @@ TEST_CASE("cli/eval --split scores a language model (subword) run as its final e
     const YAML::Node fewer = metrics("'eval.metrics=[ppl]'");
     CHECK(fewer["ppl@32"].as<double>() == results["metrics"]["test.ppl@32"].as<double>());
     CHECK_FALSE(fewer["ppl_sliding@32"].IsDefined());
+    {  // eval --config over both seeds (one SentencePiece model retrained for the two): each run's own numbers
+        std::ofstream(cfg, std::ios::app) << "results_dir: " << out.string() << "\n";
+        const fs::path evals = out / "evals";
+        Cmd all = sh(kBin + " eval --config " + cfg + " --split test --out " + evals.string());
+        INFO(all.out);
+        REQUIRE(all.code == 0);
+        CHECK_THAT(all.out, Catch::Contains("2 of 2 matched run(s) evaluated"));
+        for (const std::string id : {"seed=2", "seed=3"}) {
+            const YAML::Node line = YAML::LoadFile((evals / (id + ".json")).string());
+            const YAML::Node own = YAML::LoadFile((out / "lm" / "runs" / id / "results.json").string())["metrics"];
+            std::size_t k = 0;
+            for (auto it : line["metrics"]) {
+                INFO(id << " " << it.first.as<std::string>());
+                CHECK(it.second.as<double>() == own["test." + it.first.as<std::string>()].as<double>());
+                ++k;
+            }
+            CHECK(k == 5);
+        }
+    }
     // evaluated elsewhere (another machine or kernel family): said, since the last digits may then differ
     CHECK_THAT(sh(kBin + " eval --run " + run + " --split test").out, !Catch::Contains("note: "));
     {

@@ -281,8 +281,10 @@ EvalConfigs eval_configs(const std::string& run_dir, const std::vector<std::stri
 // relpos eval --run DIR --split S [overrides]: the run's best checkpoint scored on splits of its own task,
 // as the run's final evaluation scores them, optionally under other evaluation settings: one JSON object per
 // split, with the run, the overrides and the provenance (commit, machine, threads, time, checkpoint step).
+// subword_cache: where the retrained SentencePiece models are kept (keyed by corpus and options, so runs of one
+// experiment share one); empty: a scratch directory of this call.
 std::vector<Json> eval_splits(const std::string& run_dir, const std::vector<std::string>& splits,
-                              const std::vector<std::string>& overrides) {
+                              const std::vector<std::string>& overrides, const std::string& subword_cache = {}) {
     // The model is built as it was trained: from the run's own config and data (a learned position table's
     // size follows the longest sequence of the run's splits); the splits scored come from the overridden one.
     auto [trained, cfg] = eval_configs(run_dir, splits, overrides);
@@ -306,8 +308,9 @@ std::vector<Json> eval_splits(const std::string& run_dir, const std::vector<std:
     } cleanup{scratch};
     fs::create_directories(scratch);
     const Log log = [](const std::string& s) { fmt::print(stderr, "{}\n", s); };
-    const Dataset as_trained = load_dataset(trained, (scratch / "subword").string(), log);
-    const Dataset data = load_dataset(cfg, (scratch / "subword").string(), log);
+    const std::string cache = subword_cache.empty() ? (scratch / "subword").string() : subword_cache;
+    const Dataset as_trained = load_dataset(trained, cache, log);
+    const Dataset data = load_dataset(cfg, cache, log);
     // A subword task retrains its SentencePiece model from the run's data (deterministic): the ids the
     // checkpoint was trained on only if that model is the run's own, byte for byte.
     const fs::path own_subword = fs::path(run_dir) / "subword.model";
@@ -382,10 +385,20 @@ int cmd_eval_config(const EvalArgs& a) {
     // every override checked against every run it will change before any is evaluated
     for (const auto& j : jobs) (void)eval_configs(j.dir.string(), a.splits, a.overrides);
     if (!jobs.empty()) fs::create_directories(out);
+    // One subword cache for the command: the runs of an experiment share their corpus, so its SentencePiece
+    // model is retrained once, not once a run (each run's own subword.model is still compared byte for byte).
+    const fs::path cache = fs::temp_directory_path() / fmt::format("relpos-eval-subword-{}", ::getpid());
+    struct Cleanup {
+        fs::path p;
+        ~Cleanup() {
+            std::error_code e;
+            fs::remove_all(p, e);
+        }
+    } cleanup{cache};
     for (std::size_t i = 0; i < jobs.size(); ++i) {
         fmt::print(stderr, "eval: [{}/{}] {} ({})\n", i + 1, jobs.size(), jobs[i].id, now_iso());
         std::string text;
-        for (auto line : eval_splits(jobs[i].dir.string(), a.splits, a.overrides)) {
+        for (auto line : eval_splits(jobs[i].dir.string(), a.splits, a.overrides, cache.string())) {
             line["id"] = jobs[i].id;
             text += json_line(line) + "\n";
         }
