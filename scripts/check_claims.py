@@ -70,6 +70,16 @@ does not render them, so the page reads as before):
                                              # positive values too) before a check marker becomes its value,
                                              # so a page is written marker first and never copied by hand
 
+3. A verdict checked against a comparison of a report's Holm family:
+
+       Shaw k = 16 against sinusoidal at 1,024 tokens: holds<!-- verdict results/x/report.json
+           family_t[row={type: shaw, k: 16}][minus={type: sinusoidal}][metric=test.ppl@1024] -->
+
+   The path selects an element with a boolean "holds" (or a boolean itself); the last verdict word before
+   the comment on its line (after the previous marker) must say the same: "holds" when it is true, "not
+   shown" or "not visible" when it is false. So a verdict written in prose cannot outlive the runs that
+   gave it: when more seeds move a comparison across the bar, the page fails until its words are changed.
+
 Exit codes: 0 all checked numbers match; 1 a number or an included block differs from its source;
 2 a marker cannot be read (bad syntax, a missing file, a path that selects nothing).
 """
@@ -86,6 +96,8 @@ import tempfile
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 CHECK_RE = re.compile(r"<!--\s*check\s+(.*?)-->", re.S)
+VERDICT_RE = re.compile(r"<!--\s*verdict\s+(.*?)-->", re.S)
+VERDICT_WORDS_RE = re.compile(r"\b(holds|not shown|not visible)\b")
 INCLUDE_RE = re.compile(r"<!--\s*include\s+(\S[^\n]*?)\s*-->(.*?)<!--\s*end include\s*-->", re.S)
 # A number as prose writes it: optional sign (ASCII or Unicode minus), digits with optional thousands
 # separators, optional decimals. Not part of a word (k0, x16, 2k+1 are not numbers here).
@@ -518,6 +530,32 @@ def check_file(md_path, cache, coverage=None):
             if abs(value - shown) > 0.5 * 10 ** -decimals + 1e-9:
                 bad.append(f"{where}: shows {as_text} but {src} {expr} is {value:.{decimals + 2}f} "
                            f"(rounds to {value:.{decimals}f})")
+    if len(re.findall(r"<!--\s*verdict\b", text)) != len(VERDICT_RE.findall(text)):
+        raise MarkerError(f"{rel}: a verdict marker without its closing -->")
+    for m in VERDICT_RE.finditer(text):
+        where = f"{rel}:{line_of(m.start())}"
+        src, _, path = " ".join(m.group(1).split()).partition(" ")
+        if not path.strip() or not src.endswith(".json"):
+            raise MarkerError(f"{where}: verdict needs a report.json and a path to one comparison")
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        prev = text.rfind("-->", line_start, m.start())
+        before = re.sub(r"<!--.*?-->", "", text[(prev + 3 if prev >= 0 else line_start):m.start()])
+        words = VERDICT_WORDS_RE.findall(before)
+        if not words:
+            raise MarkerError(f"{where}: no verdict ('holds', 'not shown' or 'not visible') before the comment "
+                              f"on its line ({before.strip()[-60:]!r})")
+        try:
+            node = lookup_any(load_json(src, cache), path.strip(), cache)
+        except MarkerError as e:
+            raise MarkerError(f"{where}: {src}: {e}")
+        if isinstance(node, dict):
+            node = node.get("holds")
+        if not isinstance(node, bool):
+            raise MarkerError(f"{where}: {src} {path.strip()} has no boolean 'holds'")
+        checked += 1
+        if (words[-1] == "holds") != node:
+            bad.append(f"{where}: says '{words[-1]}' but {src} {path.strip()} "
+                       f"{'holds' if node else 'does not hold'} after Holm")
     if coverage is not None:
         prose = re.sub(r"<!--.*?-->", "", INCLUDE_RE.sub("", text), flags=re.S)
         prose = re.sub(r"```.*?```", "", prose, flags=re.S)
@@ -721,6 +759,9 @@ def self_test():
             os.makedirs(os.path.join(d, "r", "runs", f"s={i}"))
             with open(os.path.join(d, "r", "runs", f"s={i}", "results.json"), "w") as f:
                 json.dump({"m": {"acc": acc}, "best": best, "steps": steps}, f)
+        with open(os.path.join(d, "r", "holm.json"), "w") as f:
+            json.dump({"family_t": [{"row": "{type: a, k: 2}", "minus": "b", "metric": "t.bleu", "holds": True},
+                                    {"row": "b", "minus": "c", "metric": "t.bleu", "holds": False, "p": 0.3}]}, f)
         with open(os.path.join(d, "r", "report.md"), "w") as f:
             f.write("# T\n\n## Table\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n## Next\nx\n## Next step\ny\n")
 
@@ -734,6 +775,14 @@ def self_test():
             except MarkerError:
                 return "error", 0
         cases = [
+            ("a: holds<!-- verdict r/holm.json family_t[row={type: a, k: 2}][minus=b] -->", ("ok", 1)),
+            ("a: not shown<!-- verdict r/holm.json family_t[row={type: a, k: 2}][minus=b] -->", ("bad", 1)),
+            ("b: not visible (p 0.3)<!-- verdict r/holm.json family_t[row=b][minus=c] -->", ("ok", 1)),
+            ("b: holds<!-- verdict r/holm.json family_t[row=b][minus=c] -->", ("bad", 1)),   # a stale verdict
+            ("a holds, b: not shown<!-- verdict r/holm.json family_t[row=b][minus=c] -->", ("ok", 1)),  # the last word
+            ("a: yes<!-- verdict r/holm.json family_t[row={type: a, k: 2}][minus=b] -->", ("error", 0)),  # no verdict word
+            ("a: holds<!-- verdict r/holm.json family_t[row=b][minus=c].p -->", ("error", 0)),  # not a verdict
+            ("a: holds<!-- verdict r/holm.json family_t[row=z] -->", ("error", 0)),             # selects nothing
             ("40.89 ± 0.24<!-- check r/report.json cells[row={type: a, k: 2}][metric=t.bleu].mean ; "
              "cells[row={type: a, k: 2}][metric=t.bleu].std -->", ("ok", 2)),
             ("40.88 ± 0.24<!-- check r/report.json cells[row={type: a, k: 2}][metric=t.bleu].mean ; "
