@@ -21,7 +21,7 @@ does not render them, so the page reads as before):
        metrics["test2016.bleu_tok"]                               a key with dots in it
        per_seed[3].value                                          a list index
        100 * ($cells[row=A][metric=m].mean / $cells[row=B][metric=m].mean - 1)   '$' marks each path;
-                                                                  + - * / ( ) numbers abs() min() max()
+                                                                  + - * / ( ) numbers abs() min() max() sqrt()
        ($results/a/results.json::metrics["val.accuracy"] + $results/b/results.json::metrics["val.accuracy"]) / 2
                                                                   FILE::PATH reads another file than the comment's
        count('results/x/runs/*/results.json', '$metrics["val.accuracy"] >= 99')   files matching a pattern
@@ -368,7 +368,7 @@ def t_quantile(p, df):
     return (lo + hi) / 2.0
 
 
-NUMERIC = {"abs": abs, "min": min, "max": max, "tq": t_quantile}
+NUMERIC = {"abs": abs, "min": min, "max": max, "sqrt": math.sqrt, "tq": t_quantile}
 
 
 def evaluate(expr, doc, cache=None):
@@ -395,7 +395,7 @@ def evaluate(expr, doc, cache=None):
             i += 1
     if not re.fullmatch(r"[\s\d.+\-*/(),\[\]<>=!]*", re.sub(r"\b(" + "|".join(NUMERIC) + r"|_v|and|or|not)\b", "", code)):
         raise MarkerError(f"expression '{expr}': only paths after '$', numbers, + - * / ( ) < <= == != >= > and or "
-                          f"not, abs min max tq(P, DF), count('GLOB'[, 'CONDITION']), minof / maxof / sumof / meanof / sdof('SOURCE', 'EXPR'[, 'CONDITION']) and length('PATH')")
+                          f"not, abs min max sqrt tq(P, DF), count('GLOB'[, 'CONDITION']), minof / maxof / sumof / meanof / sdof('SOURCE', 'EXPR'[, 'CONDITION']) and length('PATH')")
     try:
         return float(eval(code, {"__builtins__": {}}, {"_v": values, **NUMERIC}))
     except Exception as e:  # noqa: BLE001 (a marker's arithmetic, reported as one sentence)
@@ -775,6 +775,8 @@ def self_test():
             except MarkerError:
                 return "error", 0
         cases = [
+            ("CI ±0.84<!-- check r/report.json tq(0.975, 7) * $cells[row=b][metric=t.bleu].std / sqrt(8) -->", ("ok", 1)),
+            ("CI ±0.83<!-- check r/report.json tq(0.975, 7) * $cells[row=b][metric=t.bleu].std / sqrt(8) -->", ("bad", 1)),
             ("a: holds<!-- verdict r/holm.json family_t[row={type: a, k: 2}][minus=b] -->", ("ok", 1)),
             ("a: not shown<!-- verdict r/holm.json family_t[row={type: a, k: 2}][minus=b] -->", ("bad", 1)),
             ("b: not visible (p 0.3)<!-- verdict r/holm.json family_t[row=b][minus=c] -->", ("ok", 1)),
