@@ -216,6 +216,15 @@ std::string model_text(const ExperimentConfig& cfg, const std::string& line, con
 
 namespace {
 
+// A directory of this process, removed with everything in it when the scope ends (errors ignored).
+struct ScratchDir {
+    fs::path path;
+    ~ScratchDir() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+};
+
 // The bytes of a file ("" when it cannot be read).
 std::string file_bytes(const fs::path& p) {
     std::ifstream in(p, std::ios::binary);
@@ -298,14 +307,8 @@ std::vector<Json> eval_splits(const std::string& run_dir, const std::vector<std:
                        "(docs/reliability.md)\n",
                        run_dir, rec.machine, machine_description());
     }
-    const fs::path scratch = fs::temp_directory_path() / fmt::format("relpos-eval-{}", ::getpid());
-    struct Cleanup {
-        fs::path p;
-        ~Cleanup() {
-            std::error_code ec;
-            fs::remove_all(p, ec);
-        }
-    } cleanup{scratch};
+    const ScratchDir scratch_dir{fs::temp_directory_path() / fmt::format("relpos-eval-{}", ::getpid())};
+    const fs::path& scratch = scratch_dir.path;
     fs::create_directories(scratch);
     const Log log = [](const std::string& s) { fmt::print(stderr, "{}\n", s); };
     const std::string cache = subword_cache.empty() ? (scratch / "subword").string() : subword_cache;
@@ -387,14 +390,8 @@ int cmd_eval_config(const EvalArgs& a) {
     if (!jobs.empty()) fs::create_directories(out);
     // One subword cache for the command: the runs of an experiment share their corpus, so its SentencePiece
     // model is retrained once, not once a run (each run's own subword.model is still compared byte for byte).
-    const fs::path cache = fs::temp_directory_path() / fmt::format("relpos-eval-subword-{}", ::getpid());
-    struct Cleanup {
-        fs::path p;
-        ~Cleanup() {
-            std::error_code e;
-            fs::remove_all(p, e);
-        }
-    } cleanup{cache};
+    const ScratchDir cache_dir{fs::temp_directory_path() / fmt::format("relpos-eval-subword-{}", ::getpid())};
+    const fs::path& cache = cache_dir.path;
     for (std::size_t i = 0; i < jobs.size(); ++i) {
         fmt::print(stderr, "eval: [{}/{}] {} ({})\n", i + 1, jobs.size(), jobs[i].id, now_iso());
         std::string text;
