@@ -69,6 +69,12 @@ does not render them, so the page reads as before):
                                              # integer), ??.? (one decimal), ??.?? (two), +??.? (a sign on
                                              # positive values too) before a check marker becomes its value,
                                              # so a page is written marker first and never copied by hand
+    scripts/check_claims.py --refresh FILE.md ...
+                                             # --fill, and every checked number that no longer matches its
+                                             # source rewritten to the source's value at the decimals it shows,
+                                             # each change listed (old -> new): a page brought up to new runs;
+                                             # read the prose around each change (verdicts are checked, words
+                                             # such as "falls" are not)
 
 3. A verdict checked against a comparison of a report's Holm family:
 
@@ -690,10 +696,19 @@ def format_number(value, decimals, plus):
     return ("-" if value < 0 else "+" if plus else "") + text
 
 
-def fill_placeholders(md_path, cache):
+def refresh_numbers(md_path, cache):
+    """--refresh: fill_placeholders, and also every checked number that no longer matches its source rewritten
+    to the source's value at the decimals it shows (its '+' and its thousands separators kept): a page brought up
+    to new runs without a number copied by hand. Returns one line per number changed, old -> new, for the author
+    to read the prose around each (a word such as "falls" is not checked; a verdict is: verdict markers)."""
+    return fill_placeholders(md_path, cache, stale=True)
+
+
+def fill_placeholders(md_path, cache, stale=False):
     """Rewrites, in place, each placeholder (??, ??.?, +??.?? ...) before a check marker to the value of the
     marker's expression that checks it, rounded to the placeholder's decimals (markers in code blocks are
-    examples and stay). Returns one line per number written."""
+    examples and stay); with stale, also each shown number that differs from its value (refresh_numbers).
+    Returns one line per number written."""
     with open(md_path, encoding="utf-8") as f:
         raw = f.read()
     text = blank_code_blocks(raw)
@@ -710,14 +725,25 @@ def fill_placeholders(md_path, cache):
         tokens = list(NUMBER_OR_PLACEHOLDER_RE.finditer(before))[-len(exprs):] if exprs else []
         where = f"{rel}:{text.count(chr(10), 0, m.start()) + 1}"
         for tok, expr in zip(tokens, exprs[len(exprs) - len(tokens):]):
-            if "?" not in tok.group(0):
+            placeholder = "?" in tok.group(0)
+            if not placeholder and not stale:
                 continue
             doc = load_json(src, cache) if src.endswith((".json", ".jsonl")) else {}
             try:
                 value = evaluate(expr, doc, cache)
             except MarkerError as e:
                 raise MarkerError(f"{where}: {src}: {e}")
-            new = format_number(value, len(tok.group(2) or ""), tok.group(1) == "+")
+            if placeholder:
+                new = format_number(value, len(tok.group(2) or ""), tok.group(1) == "+")
+            else:
+                (shown, decimals, _), = shown_numbers(tok.group(0))
+                if abs(value - shown) <= 0.5 * 10 ** -decimals + 1e-9:
+                    continue
+                new = format_number(value, decimals, tok.group(0)[0] == "+")
+                if tok.group(0)[0] == "−":
+                    new = new.replace("-", "−", 1)
+                if "," not in tok.group(0):
+                    new = new.replace(",", "")
             edits.append((start + tok.start(), start + tok.end(), new))
             filled.append(f"{where}: {tok.group(0)} -> {new}")
     for a, b, new in sorted(edits, reverse=True):
@@ -891,6 +917,22 @@ def self_test():
         cases.append(("--fill", None))
         if after != want or len(filled) != 4 or check_file(p, {}) != ([], 5):
             failures.append(f"--fill: got {after!r}, filled {filled}")
+        # --refresh: a stale number becomes its source's value at its own decimals, sign style and separators;
+        # a right one and a placeholder-free line stay as written
+        body = ("a 40.80 ± 0.24<!-- check r/report.json cells[row={type: a, k: 2}][metric=t.bleu].mean ; "
+                "cells[row={type: a, k: 2}][metric=t.bleu].std -->, Δ −7.1<!-- check r/report.json "
+                "metrics[\"t.bleu\"] -->, 8,299<!-- check r/report.json n --> and +19<!-- check r/report.json "
+                "cells[row=b][metric=t.bleu].mean -->, ??<!-- check r/report.json n -->\n")
+        with open(p, "w") as f:
+            f.write(body)
+        changed = refresh_numbers(p, {})
+        with open(p) as f:
+            after = f.read()
+        want = (body.replace("40.80 ±", "40.89 ±").replace("−7.1<", "−8.3<").replace("8,299<", "8,300<")
+                .replace("+19<", "+20<").replace(", ??<", ", 8,300<"))
+        cases.append(("--refresh", None))
+        if after != want or len(changed) != 5 or check_file(p, {}) != ([], 6):
+            failures.append(f"--refresh: got {after!r}, changed {changed}")
         # --unchecked: a number a marker covers is not listed, the others are (in order, with their line)
         with open(p, "w") as f:
             f.write("a 40.89 ± 0.24<!-- check r/report.json cells[row=b][metric=t.bleu].mean ; "
@@ -949,6 +991,8 @@ def main():
                     help="rewrite the number before each count(...) marker of FILES to the current count, then check")
     ap.add_argument("--fill", action="store_true",
                     help="write each placeholder (??, ??.?, +??.??) before a check marker of FILES, then check")
+    ap.add_argument("--refresh", action="store_true",
+                    help="as --fill, and rewrite every checked number of FILES that differs from its source (listing each), then check")
     ap.add_argument("--unchecked-baseline", metavar="LIST",
                     help="fail on a number with decimals or a percentage of the default pages that no marker checks and LIST does not list")
     ap.add_argument("--write-unchecked-baseline", metavar="LIST",
@@ -998,7 +1042,8 @@ def main():
             print(f"{rel}: {len(found)} numbers with decimals or percentages not checked", file=sys.stderr)
         return 0
     # the two modes that rewrite numbers before checking: --fill (placeholders), --update-counts (counts)
-    for on, flag, rewrite in ((a.fill, "--fill", fill_placeholders), (a.update_counts, "--update-counts", update_counts)):
+    for on, flag, rewrite in ((a.fill, "--fill", fill_placeholders), (a.refresh, "--refresh", refresh_numbers),
+                              (a.update_counts, "--update-counts", update_counts)):
         if not on:
             continue
         if not a.files:
