@@ -902,37 +902,34 @@ def self_test():
         cases.append(("--update-counts", None))
         if after != body.replace("**5<", "**2<", 1) or len(changes) != 1 or update_counts(p, {}):
             failures.append(f"--update-counts: got {after!r}, changes {changes}")
+        def rewrite_case(flag, rewrite, body, want, n_lines, n_checked):
+            """A rewriting mode on BODY: the page it leaves, the lines it prints, and that the page then checks."""
+            with open(p, "w") as f:
+                f.write(body)
+            lines = rewrite(p, {})
+            with open(p) as f:
+                after = f.read()
+            cases.append((flag, None))
+            if after != want or len(lines) != n_lines or check_file(p, {}) != ([], n_checked):
+                failures.append(f"{flag}: got {after!r}, lines {lines}")
+
         # --fill: placeholders become the values their markers check, at the decimals they ask for
         body = ("a 40.89 ± ??.??<!-- check r/report.json cells[row={type: a, k: 2}][metric=t.bleu].mean ; "
                 "cells[row={type: a, k: 2}][metric=t.bleu].std -->, Δ +??.?<!-- check r/report.json "
                 "metrics[\"t.bleu\"] --> and ??<!-- check r/report.json n -->, +??<!-- check r/report.json "
                 "cells[row=b][metric=t.bleu].mean -->\n```\n??<!-- check r/report.json n -->\n```\n")
-        with open(p, "w") as f:
-            f.write(body)
-        filled = fill_placeholders(p, {})
-        with open(p) as f:
-            after = f.read()
         want = (body.replace("± ??.??<", "± 0.24<").replace("+??.?<", "-8.3<").replace("and ??<", "and 8,300<")
                 .replace("+??<", "+20<"))
-        cases.append(("--fill", None))
-        if after != want or len(filled) != 4 or check_file(p, {}) != ([], 5):
-            failures.append(f"--fill: got {after!r}, filled {filled}")
+        rewrite_case("--fill", fill_placeholders, body, want, 4, 5)
         # --refresh: a stale number becomes its source's value at its own decimals, sign style and separators;
         # a right one and a placeholder-free line stay as written
         body = ("a 40.80 ± 0.24<!-- check r/report.json cells[row={type: a, k: 2}][metric=t.bleu].mean ; "
                 "cells[row={type: a, k: 2}][metric=t.bleu].std -->, Δ −7.1<!-- check r/report.json "
                 "metrics[\"t.bleu\"] -->, 8,299<!-- check r/report.json n --> and +19<!-- check r/report.json "
                 "cells[row=b][metric=t.bleu].mean -->, ??<!-- check r/report.json n -->\n")
-        with open(p, "w") as f:
-            f.write(body)
-        changed = refresh_numbers(p, {})
-        with open(p) as f:
-            after = f.read()
         want = (body.replace("40.80 ±", "40.89 ±").replace("−7.1<", "−8.3<").replace("8,299<", "8,300<")
                 .replace("+19<", "+20<").replace(", ??<", ", 8,300<"))
-        cases.append(("--refresh", None))
-        if after != want or len(changed) != 5 or check_file(p, {}) != ([], 6):
-            failures.append(f"--refresh: got {after!r}, changed {changed}")
+        rewrite_case("--refresh", refresh_numbers, body, want, 5, 6)
         # --unchecked: a number a marker covers is not listed, the others are (in order, with their line)
         with open(p, "w") as f:
             f.write("a 40.89 ± 0.24<!-- check r/report.json cells[row=b][metric=t.bleu].mean ; "
