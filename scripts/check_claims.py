@@ -422,6 +422,18 @@ def shown_numbers(text):
     return out
 
 
+def marker_segment_start(text, pos):
+    """Where the prose a marker at POS checks begins: after the previous marker on its line, or the line's start."""
+    line_start = text.rfind("\n", 0, pos) + 1
+    prev = text.rfind("-->", line_start, pos)
+    return prev + 3 if prev >= 0 else line_start
+
+
+def rounds_to(value, shown, decimals):
+    """Whether a source value rounds to the number shown at its decimals (40.885 to 40.895 for 40.89)."""
+    return abs(value - shown) <= 0.5 * 10 ** -decimals + 1e-9
+
+
 def load_json(rel, cache):
     if rel not in cache:
         path = os.path.join(ROOT, rel)
@@ -507,10 +519,7 @@ def check_file(md_path, cache, coverage=None):
         if not exprs.strip():
             raise MarkerError(f"{where}: check needs a source file and at least one expression")
         exprs = [e for e in (x.strip() for x in exprs.split(";")) if e]
-        line_start = text.rfind("\n", 0, m.start()) + 1
-        prev = text.rfind("-->", line_start, m.start())
-        before = text[(prev + 3 if prev >= 0 else line_start):m.start()]
-        before = re.sub(r"<!--.*?-->", "", before)
+        before = re.sub(r"<!--.*?-->", "", text[marker_segment_start(text, m.start()):m.start()])
         nums = shown_numbers(before)
         if len(nums) < len(exprs):
             raise MarkerError(f"{where}: {len(exprs)} expressions but only {len(nums)} numbers before the comment "
@@ -533,7 +542,7 @@ def check_file(md_path, cache, coverage=None):
             except MarkerError as e:
                 raise MarkerError(f"{where}: {src}: {e}")
             checked += 1
-            if abs(value - shown) > 0.5 * 10 ** -decimals + 1e-9:
+            if not rounds_to(value, shown, decimals):
                 bad.append(f"{where}: shows {as_text} but {src} {expr} is {value:.{decimals + 2}f} "
                            f"(rounds to {value:.{decimals}f})")
     if len(re.findall(r"<!--\s*verdict\b", text)) != len(VERDICT_RE.findall(text)):
@@ -543,9 +552,7 @@ def check_file(md_path, cache, coverage=None):
         src, _, path = " ".join(m.group(1).split()).partition(" ")
         if not path.strip() or not src.endswith(".json"):
             raise MarkerError(f"{where}: verdict needs a report.json and a path to one comparison")
-        line_start = text.rfind("\n", 0, m.start()) + 1
-        prev = text.rfind("-->", line_start, m.start())
-        before = re.sub(r"<!--.*?-->", "", text[(prev + 3 if prev >= 0 else line_start):m.start()])
+        before = re.sub(r"<!--.*?-->", "", text[marker_segment_start(text, m.start()):m.start()])
         words = VERDICT_WORDS_RE.findall(before)
         if not words:
             raise MarkerError(f"{where}: no verdict ('holds', 'not shown' or 'not visible') before the comment "
@@ -717,9 +724,7 @@ def fill_placeholders(md_path, cache, stale=False):
         body = " ".join(m.group(1).split())
         src, _, exprs = body.partition(" ")
         exprs = [e for e in (x.strip() for x in exprs.split(";")) if e]
-        line_start = text.rfind("\n", 0, m.start()) + 1
-        prev = text.rfind("-->", line_start, m.start())
-        start = prev + 3 if prev >= 0 else line_start
+        start = marker_segment_start(text, m.start())
         # the numbers and placeholders before the marker, comments blanked (offsets kept)
         before = re.sub(r"<!--.*?-->", lambda c: " " * len(c.group(0)), text[start:m.start()], flags=re.S)
         tokens = list(NUMBER_OR_PLACEHOLDER_RE.finditer(before))[-len(exprs):] if exprs else []
@@ -737,7 +742,7 @@ def fill_placeholders(md_path, cache, stale=False):
                 new = format_number(value, len(tok.group(2) or ""), tok.group(1) == "+")
             else:
                 (shown, decimals, _), = shown_numbers(tok.group(0))
-                if abs(value - shown) <= 0.5 * 10 ** -decimals + 1e-9:
+                if rounds_to(value, shown, decimals):
                     continue
                 new = format_number(value, decimals, tok.group(0)[0] == "+")
                 if tok.group(0)[0] == "−":
