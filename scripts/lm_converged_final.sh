@@ -7,8 +7,9 @@
 #      results/lm_converged/randomized_eval/<run id>.json; an existing file is kept, so only new runs cost,
 #      ~5 CPU-minutes each; it needs their best checkpoints, which configs/keep_checkpoints.list keeps);
 #   3. the learned encodings' parameters of every finished run (results/lm_converged/learned_positions.json);
-#   4. the pages that cite them, checked (scripts/check_claims.py; a verdict the new runs overturn fails here:
-#      change its words, then `scripts/check_claims.py --fill` writes no number by hand).
+#   4. the pages that cite them, checked (scripts/check_claims.py;
+#      `scripts/check_claims.py --refresh results/lm_converged/README.md README.md` rewrites the
+#      figures that moved and lists them; a verdict the new runs overturn fails until its words change).
 # Evaluation runs with the kernels relpos chooses for the CPU, as the runs trained (OPENBLAS_CORETYPE unset).
 #
 # Usage: scripts/lm_converged_final.sh      (RELPOS=<binary>, default build/relpos)
