@@ -465,13 +465,17 @@ TEST_CASE("report/learning_curves_average_seeds_per_row", "[report]") {
     render_plots(dir + "/fixture_k", t, &note);
     CHECK(read("metric_vs_row.paper.dat") == "0 12.5\n16 25.8\n64 25.9\n");
     CHECK(read("metric_vs_row.dat") == "0 10 0\n16 31 1\n");
-    // report.plots picks the plots: only BLEU vs k here
-    fs::remove_all(dir + "/fixture_k/plots");
+    // report.plots picks the plots: only BLEU vs k here, and what the last report drew beside it is gone
+    // (its data, scripts, images), while a file relpos did not write stays
+    REQUIRE(fs::exists(dir + "/fixture_k/plots/learning_curves.gp"));
+    { std::ofstream(dir + "/fixture_k/plots/notes.txt") << "mine\n"; }
     t.plots = {"metric_vs_row"};
     render_plots(dir + "/fixture_k", t, &note);
     CHECK(fs::exists(dir + "/fixture_k/plots/metric_vs_row.gp"));
     CHECK_FALSE(fs::exists(dir + "/fixture_k/plots/learning_curves.gp"));
+    CHECK_FALSE(fs::exists(dir + "/fixture_k/plots/learning_curves.png"));
     CHECK_FALSE(fs::exists(dir + "/fixture_k/plots/k=0_seed=1.attention.gp"));
+    CHECK(fs::exists(dir + "/fixture_k/plots/notes.txt"));
     fs::remove_all(dir);
 }
 

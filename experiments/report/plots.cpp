@@ -195,6 +195,12 @@ std::vector<std::string> draw_plots(const fs::path& dir, const ReportTables& t, 
     }
     const fs::path pdir = dir / "plots";
     fs::create_directories(pdir);
+    // What an earlier report drew goes first (its data, scripts and images), so a row, a run or a plot that
+    // is gone from the report is gone from plots/ too; any other file there is left alone.
+    for (const auto& e : fs::directory_iterator(pdir)) {
+        const auto ext = e.path().extension();
+        if (e.is_regular_file() && (ext == ".dat" || ext == ".gp" || ext == ".png")) fs::remove(e.path());
+    }
     const auto& runs = in.runs;
     const auto wanted = [&](const char* name) { return plot_wanted(t, name); };
     // 1. learning curves: training loss (top) and validation loss (bottom) against updates, one colour per
