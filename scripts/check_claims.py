@@ -589,7 +589,10 @@ def unchecked_numbers(md_path):
     previous marker), as check_file matches them; code blocks, includes, link targets and `code` spans are
     left out."""
     with open(md_path, encoding="utf-8") as f:
-        text = blank_code_blocks(f.read())
+        text = f.read()
+    if md_path.endswith(".j2"):  # a page's source: what Jinja2 writes is names and sections, not typed numbers
+        text = re.sub(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
+    text = blank_code_blocks(text)
     text = INCLUDE_RE.sub(lambda m: "\n" * m.group(0).count("\n"), text)
     out = []
     for i, line in enumerate(text.split("\n"), 1):
@@ -759,11 +762,25 @@ def fill_placeholders(md_path, cache, stale=False):
     return filled
 
 
+def rendered_pages():
+    """The pages scripts/render_pages.py renders from a source docs/pages/X.md.j2 (X.md): their numbers come
+    from names, checked by rendering (pages/rendered_pages_match_their_sources), so this script reads their
+    sources instead (the ratchet below: a number typed into a source by hand)."""
+    pages_dir = os.path.join(ROOT, "docs", "pages")
+    out = {}
+    for src in glob.glob(os.path.join(pages_dir, "**", "*.md.j2"), recursive=True):
+        if not os.path.basename(src).startswith("_"):
+            out[os.path.join(ROOT, os.path.relpath(src, pages_dir)[:-len(".j2")])] = src
+    return out
+
+
 def default_files():
     files = [os.path.join(ROOT, "README.md")]
     files += sorted(glob.glob(os.path.join(ROOT, "results", "**", "README.md"), recursive=True))
     files += sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
-    return [f for f in files if "/runs/" not in f]
+    rendered = rendered_pages()
+    files = [f for f in files if "/runs/" not in f and f not in rendered]
+    return files + sorted(glob.glob(os.path.join(ROOT, "docs", "pages", "**", "*.j2"), recursive=True))
 
 
 # ----------------------------------------------------------------------------- self-test

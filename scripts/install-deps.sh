@@ -11,6 +11,7 @@ PKGS=(
   catch2 libfmt-dev libyaml-cpp-dev libcli11-dev
   libsentencepiece-dev zlib1g-dev nlohmann-json3-dev
   gnuplot-nox
+  python3-jinja2 python3-yaml
 )
 if [ "${RELPOS_MPI:-0}" = 1 ]; then
   PKGS+=(libopenmpi-dev openmpi-bin)
