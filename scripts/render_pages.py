@@ -158,7 +158,7 @@ def evaluate_fact(expr, source, cache):
     """A fact's value: the JSON a plain path selects (any type), or the number arithmetic gives."""
     doc = check_claims.load_json(source, cache) if source else {}
     plain = ("$" not in expr and not check_claims.FUNC_RE.search(expr)
-             and not re.search(r"\b(tq|sqrt|abs|min|max)\(", expr))
+             and not re.search(r"\b(tq|sqrt|abs|min|max)\(", expr) and not re.fullmatch(r"[\s\d.+\-*/()]*", expr))
     if plain:
         return check_claims.lookup_any(doc, expr, cache)
     value = check_claims.evaluate(expr, doc, cache)
