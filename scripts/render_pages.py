@@ -18,7 +18,8 @@ in a facts file, from the report or results file it comes from:
         (Holm p {{ lm.kerple_alibi_1024.p_holm | p }}, {{ lm.kerple_alibi_1024 | verdict }}), {{ lm.runs }} runs.
         {{ section("results/lm_converged_final/report.md", "Test") }}
 
-An expression is scripts/check_claims.py's language (docs/claims.md): a path into a JSON file, which may select
+An expression is scripts/check_claims.py's language (docs/claims.md): a path into a JSON, JSON-lines or YAML file
+(a config's values: `configs/x.yaml` then `train.lr`), which may select
 a number, a string or a whole object (then the page picks its fields: `.mean`, `.p_holm`), or arithmetic and
 the functions count / minof / maxof / sumof / meanof / sdof / length over paths and file patterns. A fact may
 instead be a mapping {expr: ..., source: ...} to read another file.
@@ -154,9 +155,22 @@ class Fact:
         raise PageError(f"{self.name} is a {type(v).__name__}: show one of its fields")
 
 
+def load_source(rel, cache):
+    """A facts file's source: JSON, JSON lines (check_claims.load_json) or YAML (a config: its values as written)."""
+    if rel.endswith((".yaml", ".yml")) and rel not in cache:
+        path = os.path.join(ROOT, rel)
+        if not os.path.isfile(path):
+            raise check_claims.MarkerError(f"source {rel} does not exist")
+        with open(path, encoding="utf-8") as f:
+            cache[rel] = yaml.safe_load(f)
+    return check_claims.load_json(rel, cache)
+
+
 def evaluate_fact(expr, source, cache):
     """A fact's value: the JSON a plain path selects (any type), or the number arithmetic gives."""
-    doc = check_claims.load_json(source, cache) if source else {}
+    for other in re.findall(r"([\w./-]+\.ya?ml)::", expr):  # another file's values, read as YAML
+        load_source(other, cache)
+    doc = load_source(source, cache) if source else {}
     plain = ("$" not in expr and not check_claims.FUNC_RE.search(expr)
              and not re.search(r"\b(tq|sqrt|abs|min|max)\(", expr) and not re.fullmatch(r"[\s\d.+\-*/()]*", expr))
     if plain:
