@@ -12,7 +12,8 @@
 #       and then its reference experiment keep every core busy), and the loop that every INTERVAL seconds
 #       commits each finished run (scripts/commit_finished_runs.sh), brings the status counts (count(...)
 #       markers) of every page scripts/check_claims.py checks up to date (README.md, results/**/README.md,
-#       docs/*.md; --update-counts) and commits them (only after HEAD moved: pages follow committed files),
+#       docs/*.md; --update-counts) and renders the pages whose sources are under docs/pages/
+#       (scripts/render_pages.py), and commits them (only after HEAD moved: pages follow committed files),
 #       and parks the unfinished runs' checkpoints. All detached from the terminal: the session that started them may end.
 #   scripts/campaign.sh status
 #       the trainers and the loop, each trainer's latest progress line, and for each config how many of its
@@ -106,6 +107,25 @@ update_counts() {  # a tracked page's count(...) numbers brought up to date and 
   git diff --quiet -- "$page" || git commit -qm "$what: status" -- "$page"
 }
 
+render_pages() {  # the pages rendered from docs/pages/ brought up to the committed runs, and committed
+  local out page
+  local -a changed=()
+  [ -d docs/pages ] && [ -f scripts/render_pages.py ] || return 0
+  if [ -n "$(git status --porcelain -- docs/pages)" ]; then
+    # someone is writing a page's source: its rendering would take their half-written lines with it
+    echo "campaign: docs/pages has uncommitted edits; the rendered pages wait for them to be committed"
+    return 0
+  fi
+  if ! out=$(/usr/bin/python3 scripts/render_pages.py 2>&1); then
+    echo "campaign: scripts/render_pages.py failed: $(head -c 300 <<< "$out")"
+    return 0
+  fi
+  while read -r page; do
+    [ -n "$page" ] && changed+=("$page")
+  done < <(sed -n 's/^render_pages: wrote //p' <<< "$out")
+  [ ${#changed[@]} -eq 0 ] || git commit -qm "pages: rendered after new runs (${changed[*]})" -- "${changed[@]}"
+}
+
 claims_current() {  # the last claims_check was at this HEAD
   [ -f "$state/claims.txt" ] &&
     [ "$(git rev-parse -q --verify HEAD 2>/dev/null || true)" = "$(cat "$state/claims.head" 2>/dev/null)" ]
@@ -155,6 +175,7 @@ loop_pass() {
       while read -r page; do
         update_counts "$page"
       done < <(checked_pages)
+      render_pages
       claims_check
     fi
   fi

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # scripts/campaign.sh's loop, commit path, in a throwaway git repository: one pass (no trainer alive) commits a
 # finished run, leaves an unfinished one alone, brings the status counts of the study's page and of a summary
-# page (results/README.md) up to date and commits them, and leaves a page with uncommitted edits alone.
-# Fails when a page the checker reads is left stale (as results/README.md was, session 28), or when the
+# page (results/README.md) up to date and commits them, renders a page whose source is under docs/pages/ again
+# and commits it, and leaves a page with uncommitted edits alone.
+# Fails when a page the checker reads is left stale (as results/README.md once was), or when the
 # committed run leaves out what its encoding learned (position_parameters.json, from its ignored checkpoint), or
 # when a figure a finished run moved (a sum over a study's runs) goes unreported by status. (~5 s)
 set -euo pipefail
@@ -11,7 +12,7 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 repo=$tmp/repo
 mkdir -p "$repo/scripts" "$repo/results/study/runs/a" "$repo/results/study/runs/b" "$repo/results/other" "$repo/configs"
-cp "$src"/scripts/{campaign.sh,commit_finished_runs.sh,park_checkpoints.sh,check_claims.py,learned_positions.py} "$repo/scripts/"
+cp "$src"/scripts/{campaign.sh,commit_finished_runs.sh,park_checkpoints.sh,check_claims.py,learned_positions.py,render_pages.py} "$repo/scripts/"
 cp "$src/.gitignore" "$repo/.gitignore"
 cd "$repo"
 git init -q . && git config user.email t@example.com && git config user.name test
@@ -31,7 +32,13 @@ mkdir -p results/drift                                              # a figure o
 S="sumof('results/study/runs/*/results.json', '\$steps')"
 printf '# Drift\n\n10<!-- check results/study/runs/a/results.json %s --> updates in all, 1<!-- check results/study/runs/a/results.json %s --> runs.\n' "$S" "$C" > results/drift/README.md
 printf '# Repo\n' > README.md                                        # the checker reads it by default
-git add configs scripts README.md results/study/README.md results/README.md results/other/README.md results/drift/README.md
+mkdir -p docs/pages/results/rendered results/rendered                 # a page rendered from a source (render_pages.py)
+printf 'namespace: r\nfacts:\n  runs: "count(%s)"\n' "'results/study/runs/*/results.json'" > docs/pages/results/rendered/facts.yaml
+printf '# Rendered\n\n{{ r.runs }} of 2 runs finished.\n' > docs/pages/results/rendered/README.md.j2
+rm results/study/runs/a/results.json && /usr/bin/python3 scripts/render_pages.py > /dev/null && echo '{"steps": 10}' > results/study/runs/a/results.json
+grep -q "^0 of 2 runs" results/rendered/README.md || fail "the rendered page's first rendering: $(cat results/rendered/README.md)"
+git add configs scripts README.md results/study/README.md results/README.md results/other/README.md results/drift/README.md \
+  docs/pages results/rendered/README.md
 git commit -qm init
 echo "draft line" >> results/other/README.md                        # someone is editing this page
 
@@ -52,6 +59,8 @@ grep -q '"exp": \[' results/study/runs/a/position_parameters.json || fail "posit
 grep -q "^1<!-- check" results/study/README.md || fail "the study's page still says: $(sed -n 3p results/study/README.md)"
 grep -q "^1<!-- check" results/README.md || fail "the summary page results/README.md was left stale: $(sed -n 3p results/README.md)"
 [ -z "$(git status --porcelain -- results/study/README.md results/README.md)" ] || fail "the updated counts were not committed"
+grep -q "^1 of 2 runs" results/rendered/README.md || fail "the rendered page was not rendered again: $(cat results/rendered/README.md)"
+[ -z "$(git status --porcelain -- results/rendered)" ] || fail "the rendered page was not committed"
 grep -q "^0<!-- check" results/other/README.md || fail "a page with uncommitted edits was rewritten"
 grep -q "draft line" results/other/README.md || fail "the uncommitted edit was lost"
 grep -q "results/other/README.md has uncommitted edits" "$tmp/loop.log" || fail "the loop does not say why it left a page alone"
