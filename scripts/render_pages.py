@@ -28,7 +28,8 @@ Filters (each writes a number the same way on every page): n(d) fixed decimals w
 (n(0) for counts), signed(d) with a '+' on positive values, pct(d) with '%', p (a p-value: 3 decimals, or
 "< 0.001"), verdict (an element of a Holm family: "holds", "not shown", or its own verdict word). A name used
 bare must be an integer or a string: a float needs a filter that says its decimals. section(FILE, HEADING)
-includes a section of a rendered report (a table as `relpos report` wrote it), section(FILE) the whole file.
+includes a section of a rendered report (a table as `relpos report` wrote it), section(FILE) the whole file;
+finished_runs(DIR), core_hours(DIR) and machines(DIR) read the results.json of DIR/runs/* (a study's cost).
 Files under docs/pages/ whose name starts with '_' are partials and macros, not pages.
 
     scripts/render_pages.py             # render every page (writes the pages that changed, lists them)
@@ -313,6 +314,34 @@ def sources(pages_dir):
     return out
 
 
+def results_of(directory):
+    """The results.json of every finished run under DIRECTORY/runs (a run store, or a study's run links)."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(ROOT, directory, "runs", "*", "results.json"))):
+        with open(path, encoding="utf-8") as f:
+            out.append(json.load(f))
+    return out
+
+
+def finished_runs(directory):
+    """finished_runs('results/x'): how many runs under results/x/runs have finished (a results.json)."""
+    return Fact(f"finished_runs('{directory}')", len(results_of(directory)),
+                f"the results.json files under {directory}/runs")
+
+
+def core_hours(directory):
+    """core_hours('results/x'): the training time of its finished runs, seconds x threads, in hours."""
+    runs = results_of(directory)
+    hours = sum(r.get("train_seconds", 0) * r.get("threads", 1) for r in runs) / 3600
+    return Fact(f"core_hours('{directory}')", hours, f"train_seconds x threads of the results.json files under {directory}/runs")
+
+
+def machines(directory):
+    """machines('results/x'): the machines its finished runs trained on, as results.json names them."""
+    names = sorted({r.get("machine", "?").split(",")[0] for r in results_of(directory)})
+    return Fact(f"machines('{directory}')", " / ".join(names) or "none", f"the results.json files under {directory}/runs")
+
+
 def environment(pages_dir, spaces):
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(pages_dir), undefined=jinja2.StrictUndefined,
                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
@@ -320,6 +349,7 @@ def environment(pages_dir, spaces):
     env.filters.update(FILTERS)
     env.globals.update(spaces)
     env.globals["section"] = make_section({})
+    env.globals.update(finished_runs=finished_runs, core_hours=core_hours, machines=machines)
     return env
 
 
@@ -576,6 +606,9 @@ def self_test():
         expect("n(0) has thousands separators", strip_spans(f_n(40000, 0)) == "40,000")
         expect("signed(1) of a small negative reads 0.0, no sign", strip_spans(f_signed(-0.01, 1)) == "0.0")
         expect("p of 0.0123 is 0.012", strip_spans(f_p(0.0123)) == "0.012")
+        write("results/s/runs/a/results.json", json.dumps({"train_seconds": 3600, "threads": 2, "machine": "X, 2 cores"}))
+        expect("finished_runs counts results.json", finished_runs("results/s").value == 3)
+        expect("core_hours sums seconds x threads", abs(core_hours("results/s").value - 2.0) < 1e-9)
         ROOT = old_root
         check_claims.ROOT = old_root
     for f in failures:
