@@ -26,7 +26,8 @@ instead be a mapping {expr: ..., source: ...} to read another file.
 
 Filters (each writes a number the same way on every page): n(d) fixed decimals with thousands separators
 (n(0) for counts), signed(d) with a '+' on positive values, pct(d) with '%', p (a p-value: 3 decimals, or
-"< 0.001"), verdict (an element of a Holm family: "holds", "not shown", or its own verdict word). A name used
+"< 0.001"), verdict (an element of a Holm family: "holds", "not shown", or its own verdict word), day (the
+date of an ISO timestamp). A name used
 bare must be an integer or a string: a float needs a filter that says its decimals. section(FILE, HEADING)
 includes a section of a rendered report (a table as `relpos report` wrote it), section(FILE) the whole file;
 finished_runs(DIR), core_hours(DIR) and machines(DIR) read the results.json of DIR/runs/* (a study's cost).
@@ -279,7 +280,14 @@ def f_verdict(x):
     return span(_name(x), "holds" if v else "not shown")
 
 
-FILTERS = {"n": f_n, "signed": f_signed, "pct": f_pct, "p": f_p, "verdict": f_verdict}
+def f_day(x):
+    v = x.value if isinstance(x, Fact) else x
+    if not isinstance(v, str) or not re.match(r"\d{4}-\d{2}-\d{2}", v):
+        raise PageError(f"{_name(x)} is {v!r}, not a date: the 'day' filter needs YYYY-MM-DD...")
+    return span(_name(x), v[:10])
+
+
+FILTERS = {"n": f_n, "signed": f_signed, "pct": f_pct, "p": f_p, "verdict": f_verdict, "day": f_day}
 
 
 def make_section(cache_text):
