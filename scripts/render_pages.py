@@ -274,6 +274,8 @@ def f_verdict(x):
     if isinstance(v, dict):
         if isinstance(v.get("verdict"), str):
             return span(_name(x), v["verdict"])
+        if v.get("no_verdict"):  # descriptive only: validation, fewer than 3 seeds, no spread
+            return span(_name(x), f"no verdict: {v['no_verdict']}")
         v = v.get("holds")
     if not isinstance(v, bool):
         raise PageError(f"{_name(x)} has no 'holds' (or 'verdict'): not an element of a Holm family")
