@@ -164,7 +164,9 @@ def meets(element, conds):
 
 def lookup(doc, path, cache=None):
     node = lookup_any(doc, path, cache)
-    if isinstance(node, bool) or not isinstance(node, (int, float)):
+    if isinstance(node, bool):  # a condition on a flag: '$holds', '$competence.reached'
+        return float(node)
+    if not isinstance(node, (int, float)):
         raise MarkerError(f"path '{path}' selects {json.dumps(node)[:60]}, not a number")
     return float(node)
 
@@ -826,6 +828,7 @@ def self_test():
             ("CI ±0.84<!-- check r/report.json tq(0.975, 7) * $cells[row=b][metric=t.bleu].std / sqrt(8) -->", ("ok", 1)),
             ("CI ±0.83<!-- check r/report.json tq(0.975, 7) * $cells[row=b][metric=t.bleu].std / sqrt(8) -->", ("bad", 1)),
             ("a: holds<!-- verdict r/holm.json family_t[row={type: a, k: 2}][minus=b] -->", ("ok", 1)),
+            ("1 holds<!-- check r/holm.json count('@family_t', '$holds') -->", ("ok", 1)),   # a flag as a condition
             ("a: not shown<!-- verdict r/holm.json family_t[row={type: a, k: 2}][minus=b] -->", ("bad", 1)),
             ("b: not visible (p 0.3)<!-- verdict r/holm.json family_t[row=b][minus=c] -->", ("ok", 1)),
             ("b: holds<!-- verdict r/holm.json family_t[row=b][minus=c] -->", ("bad", 1)),   # a stale verdict
