@@ -80,7 +80,7 @@ public:
             o.fail("type", fmt::format("rope rotates pairs of coordinates, so the head dimension d_model / heads = "
                                        "{} / {} = {} must be even",
                                        c.d_model, c.heads, c.d_model / c.heads));
-        // came 2026-11-28 (session 32), after runs were finished; evaluation only (top of the file)
+        // came 2026-11-28 (84debca), after runs were finished; evaluation only (top of the file)
         const std::string scaling = o.get_string("scaling", "none", {"none", "linear", "ntk"});
         scaling_length_ = static_cast<std::size_t>(o.get_int("scaling_length", 0, 0, 1 << 30));
         o.omit_from_run_name_at("scaling", "none");

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Commits every finished run directory (one with results.json) under the given run stores that git does
 # not track yet, one commit per run, without checkpoints (.gitignore keeps them out). For long campaigns:
-# a session that ends without warning then loses no finished run. Before it commits a run it keeps what the
+# a machine that goes away without warning then loses no finished run. Before it commits a run it keeps what the
 # run's position encoding learned (position_parameters.json, from the ignored checkpoint:
 # scripts/learned_positions.py --write-run-files), so figures about it can be checked in any clone.
 #   scripts/commit_finished_runs.sh results/converged/runs results/lm_extrapolation/runs

@@ -10,13 +10,13 @@
 #   START_BEFORE=+90m scripts/converged.sh   # start no new run after 90 minutes (or @<unix time>); the
 #                                            # running ones finish: for a machine you hold for a while
 #   FINISH_BY=@$(date -d 17:30 +%s) scripts/converged.sh   # start a run only while it can finish by then
-#                                            # (most updates of a finished run at the latest pace, +10%, +5 min): for a session that ends
+#                                            # (most updates of a finished run at the latest pace, +10%, +5 min): for a machine you hold until a known time
 #   KEEP_OPENBLAS_CORETYPE=1 scripts/converged.sh   # keep an OPENBLAS_CORETYPE set in the environment
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The kernels: OpenBLAS's own choice for the CPU (on the AMD EPYC Zen 4 and Zen 5 session machines:
+# The kernels: OpenBLAS's own choice for the CPU (on the AMD EPYC Zen 4 and Zen 5 machines relpos has trained on:
 # Cooperlake, the same numbers on both; docs/performance.md), not a family the environment forces: some
-# session machines set OPENBLAS_CORETYPE=Haswell, which trains the tables' model 1.5x slower there and
+# of those machines set OPENBLAS_CORETYPE=Haswell, which trains the tables' model 1.5x slower there and
 # rounds differently.
 if [ -n "${OPENBLAS_CORETYPE:-}" ] && [ -z "${KEEP_OPENBLAS_CORETYPE:-}" ]; then
   echo "converged.sh: OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE unset (OpenBLAS chooses the kernels; KEEP_OPENBLAS_CORETYPE=1 keeps it)"

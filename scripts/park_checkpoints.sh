@@ -2,8 +2,8 @@
 # Keeps a copy of every unfinished run's checkpoints outside the ignored paths, and brings it back.
 #
 # Checkpoints live in results/*/runs/*/checkpoints/, which .gitignore keeps out of commits (~15 MB a run).
-# A workplace that restores a session's untracked files but not its ignored ones (a fresh checkout with
-# the untracked files copied over) loses them, and an unfinished run then restarts from step 0. This
+# A move to another machine that restores a checkout's untracked files but not its ignored ones (a fresh
+# checkout with the untracked files copied over) loses them, and an unfinished run then restarts from step 0. This
 # script copies them to parked/<run id>/checkpoints/ (untracked, not ignored: never commit it; PARK_DIR=<dir>
 # puts them elsewhere):
 #

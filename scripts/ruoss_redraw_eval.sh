@@ -3,7 +3,7 @@
 # its randomized positions, without training: the investigation behind `randomized_eval: sample_by_length`
 # (results/ruoss_lr_sweep/README.md). For each draw stream s it runs `relpos eval --split SPLIT seed=s` with the
 # run's randomized_eval set to MODE and eval.batch_tokens to EVAL_BATCH_TOKENS (the seed seeds the evaluation's
-# position draws; the data and the weights do not depend on it). Until 2026-11-26 (session 18) this script made
+# position draws; the data and the weights do not depend on it). Until 2026-11-26 (b64b240) this script made
 # a scratch run that resumed from a copy of the checkpoint; `relpos eval --split` gives the same numbers (checked:
 # run 264589df717278a7, val, seed 2: 17.6 / 82.0 both ways). One JSON line per re-scoring on stdout.
 #   scripts/ruoss_redraw_eval.sh RUN_ID MODE SPLIT EVAL_BATCH_TOKENS SEED...

@@ -121,7 +121,7 @@ printf '%s\n' '#!/usr/bin/env bash' \
   > "$tmp/failing_relpos"
 chmod +x "$tmp/failing_relpos"
 # (and the environment's OPENBLAS_CORETYPE does not reach the trainers, unless KEEP_CORETYPE=1: a run that
-# spans sessions keeps one kernel family)
+# is resumed under another environment keeps one kernel family)
 OPENBLAS_CORETYPE=Haswell CAMPAIGN_DIR=$tmp/state3 RELPOS=$tmp/failing_relpos START_CHECK=2 scripts/campaign.sh start \
   -j 1 "$tmp/a.yaml" > "$tmp/exited.out" 2> "$tmp/exited.err" || fail "start with a trainer that exits at once failed itself"
 grep -q "trainer 1 has already exited" "$tmp/exited.err" && grep -q "stand-in: cannot train" "$tmp/exited.err" ||

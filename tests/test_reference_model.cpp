@@ -29,7 +29,7 @@ namespace {
 
 const fs::path kRoot = fs::path(RELPOS_SOURCE_DIR) / "tests" / "fixtures" / "reference";
 
-// Tolerances (issue 18): relative error of a whole tensor, see rel_err.
+// Tolerances: relative error of a whole tensor, see rel_err.
 constexpr double kTolDouble = 1e-10;
 constexpr double kTolFloat = 1e-4;
 

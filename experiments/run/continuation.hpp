@@ -8,7 +8,7 @@
 // one of the longer run's periodic validations (its max_steps a multiple of train.eval_every > 0; otherwise
 // its closing validation is one the longer run never makes, and the best checkpoint and plateau count could
 // differ), on the same number of threads and MPI ranks, and with its optimiser state kept (runs finished
-// before 2026-11-26, session 17, dropped it).
+// before 2026-11-26, 04a7fa3, dropped it).
 #pragma once
 
 #include <cstdint>

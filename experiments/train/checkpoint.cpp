@@ -302,7 +302,7 @@ TrainProgress read_state(const fs::path& dir, bool need_adam_steps, std::size_t*
     if (st.contains("best_target_metric")) field("best_target_metric", pr.best_target_metric, "a number");
     if (st.contains("target_step")) field("target_step", pr.target_step, "a whole number");
     // Added 2026-11-27; a checkpoint written before has none (the trainer then says so in the list).
-    // Added 2026-11-28 (session 32): a checkpoint without it has training whose CPU time nobody measured.
+    // Added 2026-11-28 (e7ddf23): a checkpoint without it has training whose CPU time nobody measured.
     pr.cpu_seconds = -1;
     if (st.contains("cpu_seconds")) field("cpu_seconds", pr.cpu_seconds, "a number");
     if (st.contains("machines")) {
