@@ -9,7 +9,7 @@ PKGS=(
   build-essential cmake pkg-config ninja-build
   xtensor-dev xtl-dev libxsimd-dev libxtensor-blas-dev libopenblas-dev
   catch2 libfmt-dev libyaml-cpp-dev libcli11-dev
-  libsentencepiece-dev zlib1g-dev nlohmann-json3-dev
+  libsentencepiece-dev zlib1g-dev nlohmann-json3-dev libboost-math-dev
   gnuplot-nox
   python3-jinja2 python3-yaml
 )

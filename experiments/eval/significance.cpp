@@ -4,6 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include <boost/math/distributions/students_t.hpp>
+
 #include "autodiff/rng.hpp"
 
 namespace relpos {
@@ -64,71 +66,32 @@ BootstrapResult paired_bootstrap(const std::vector<std::vector<BleuStats>>& base
     return res;
 }
 
-double t_critical_95(std::size_t df) {
-    // Two-sided 5% points of Student's t (df 1..30), then the large-df values.
-    static const double t[] = {0,     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-                               2.201, 2.179,  2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080,
-                               2.074, 2.069,  2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
-    if (df == 0) return 0;
-    if (df <= 30) return t[df];
-    // Between tabulated points the smaller df's value: conservative.
-    return df <= 40 ? 2.042 : df <= 60 ? 2.021 : df <= 120 ? 2.000 : 1.980;
-}
-
+// Student's t from Boost.Math (students_t: the quantile by its own inversion of the incomplete beta
+// function, accurate to a few ulps): no table, no hand-written special function to get wrong.
 namespace {
-// Continued fraction of the incomplete beta function (the modified Lentz method), for x < (a+1)/(a+b+2).
-double beta_fraction(double a, double b, double x) {
-    const double tiny = 1e-300, eps = 1e-15;
-    double c = 1, d = 1 - (a + b) * x / (a + 1);
-    if (std::abs(d) < tiny) d = tiny;
-    d = 1 / d;
-    double h = d;
-    for (int m = 1; m <= 500; ++m) {
-        const double m2 = 2.0 * m;
-        double aa = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
-        d = 1 + aa * d;
-        c = 1 + aa / c;
-        if (std::abs(d) < tiny) d = tiny;
-        if (std::abs(c) < tiny) c = tiny;
-        d = 1 / d;
-        h *= d * c;
-        aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
-        d = 1 + aa * d;
-        c = 1 + aa / c;
-        if (std::abs(d) < tiny) d = tiny;
-        if (std::abs(c) < tiny) c = tiny;
-        d = 1 / d;
-        const double del = d * c;
-        h *= del;
-        if (std::abs(del - 1) < eps) break;
-    }
-    return h;
-}
-
-// I_x(a, b), the regularized incomplete beta function, 0 <= x <= 1.
-double incomplete_beta(double a, double b, double x) {
-    if (x <= 0) return 0;
-    if (x >= 1) return 1;
-    const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x));
-    return x < (a + 1) / (a + b + 2) ? front * beta_fraction(a, b, x) / a : 1 - front * beta_fraction(b, a, 1 - x) / b;
-}
+using StudentT = boost::math::students_t_distribution<double>;
 }  // namespace
 
+double t_quantile(double q, std::size_t df) {
+    if (df == 0 || !(q > 0) || !(q < 1)) throw std::invalid_argument("t_quantile: needs df >= 1 and 0 < q < 1");
+    return boost::math::quantile(StudentT(double(df)), q);
+}
+
+double t_critical_95(std::size_t df) { return df == 0 ? 0 : t_quantile(0.975, df); }
+
 double t_two_sided_p(double t, std::size_t df) {
-    if (df == 0 || !std::isfinite(t)) return std::isfinite(t) ? 1.0 : 0.0;
-    const double v = double(df);
-    return incomplete_beta(v / 2, 0.5, v / (v + t * t));
+    if (std::isnan(t)) return 1.0;
+    if (df == 0) return 1.0;
+    if (std::isinf(t)) return 0.0;
+    // P(|T| >= |t|) = 2 P(T >= |t|): the upper tail by its complement, never 1 - cdf (which loses every digit
+    // of a small p)
+    return std::min(1.0, 2 * boost::math::cdf(boost::math::complement(StudentT(double(df)), std::abs(t))));
 }
 
 double t_for_two_sided_p(double p, std::size_t df) {
     if (df == 0 || !(p > 0) || p > 1) throw std::invalid_argument("t_for_two_sided_p: needs df >= 1 and 0 < p <= 1");
-    double lo = 0, hi = 1;
-    while (t_two_sided_p(hi, df) > p) hi *= 2;  // p falls as |t| grows
-    for (int i = 0; i < 200 && hi - lo > 1e-9 * hi; ++i) {
-        const double mid = 0.5 * (lo + hi);
-        (t_two_sided_p(mid, df) > p ? lo : hi) = mid;
-    }
-    return 0.5 * (lo + hi);
+    if (p == 1) return 0;
+    return boost::math::quantile(boost::math::complement(StudentT(double(df)), p / 2));
 }
 
 std::vector<double> holm_adjust(const std::vector<double>& p) {

@@ -27,16 +27,18 @@ BootstrapResult paired_bootstrap(const std::vector<std::vector<BleuStats>>& base
                                  const std::vector<std::vector<BleuStats>>& sys, std::size_t resamples,
                                  std::uint64_t rng_seed, const BleuOptions& opt);
 
-// Two-sided 95% critical value of Student's t for df degrees of freedom (df >= 1).
+// Student's t (Boost.Math's students_t), df >= 1 degrees of freedom.
+// The q-quantile: P(T <= t_quantile(q, df)) = q, 0 < q < 1 (t_{0.975,4} = 2.7764451051977987).
+double t_quantile(double q, std::size_t df);
+
+// Two-sided 95% critical value, t_{0.975,df}: the half-width of a 95% interval in standard errors (0 for df 0).
 double t_critical_95(std::size_t df);
 
-// Two-sided p-value of Student's t statistic `t` with df >= 1 degrees of freedom:
-// P(|T| >= |t|) = I_{df / (df + t²)}(df / 2, 1 / 2), the regularized incomplete beta function.
+// Two-sided p-value of the t statistic `t`: P(|T| >= |t|) (1 for df 0 or a NaN t, 0 for an infinite t).
 double t_two_sided_p(double t, std::size_t df);
 
-// The |t| whose two-sided p with df >= 1 degrees of freedom is p (0 < p <= 1): the inverse of t_two_sided_p,
-// by bisection. How large a paired t must be to hold at a given level (the smallest p of a Holm family of
-// m must be below alpha / m).
+// The |t| whose two-sided p is p (0 < p <= 1): the inverse of t_two_sided_p. How large a paired t must be
+// to hold at a given level (the smallest p of a Holm family of m must be below alpha / m).
 double t_for_two_sided_p(double p, std::size_t df);
 
 // Holm's step-down adjustment (Holm 1979) of a family of p-values, in their order: sorted ascending,
