@@ -81,6 +81,16 @@ void set_report_tail(const fs::path& dir, const std::string& with) {
     std::ofstream(dir / "experiment.yaml") << yaml;
 }
 
+// The paired t of differences d (mean / (sd / √n)), and the two-sided p of a t with 2 degrees of freedom in
+// closed form, 1 - |t|/√(2+t²): a second computation of what the report gets from Boost.Math.
+double paired_t(const std::vector<double>& d) {
+    double mean = 0, q = 0;
+    for (double x : d) mean += x / double(d.size());
+    for (double x : d) q += (x - mean) * (x - mean);
+    return mean / (std::sqrt(q / double(d.size() - 1)) / std::sqrt(double(d.size())));
+}
+double two_sided_p_df2(double t) { return 1 - std::abs(t) / std::sqrt(2 + t * t); }
+
 }  // namespace
 
 TEST_CASE("report/rows may join several swept keys with '+'", "[report]") {
@@ -177,9 +187,20 @@ TEST_CASE("report/gated runs: paired comparisons keep only the seeds competent i
     const auto& c = t.contrast_paired.at({"rope", "alibi", "test.accuracy"});
     CHECK(c.n == 2);
     CHECK(c.mean == Approx(7.5));
-    REQUIRE(!t.family_t.empty());
-    CHECK(t.family_t.front().n == 2);  // the Holm family tests the gated pairs
-    CHECK_THAT(render_markdown(t), Catch::Contains("Only competent runs are paired"));
+    // two gated pairs are too few seeds for a verdict: described, outside the Holm family
+    CHECK(t.family_t.empty());
+    REQUIRE(!t.no_verdict_t.empty());
+    CHECK(t.no_verdict_t.front().n == 2);
+    CHECK(t.no_verdict_t.front().no_verdict == "too few seeds");
+    const std::string md = render_markdown(t);
+    CHECK_THAT(md, Catch::Contains("Only competent runs are paired"));
+    // gated runs keep the checkpoint with the highest target metric, and the training table says so
+    CHECK_THAT(md, Catch::Contains("| best step | best checkpoint by |") &&
+                       Catch::Contains("| highest val.accuracy (ties: lower validation loss) |"));
+    CHECK(md.find("lowest validation loss |") == std::string::npos);
+    const Json training = Json::parse(render_json(t))["training"];
+    REQUIRE(training.size() == 2);
+    CHECK(training[0]["best_by"] == Json{{"highest val.accuracy (ties: lower validation loss)", 4}});
     // without competence records every seed pairs, as before
     const fs::path plain = experiment("plainpairs",
                                       {{"reverse", "rope", 1, 10, -1}, {"reverse", "rope", 2, 30, -1},
@@ -190,6 +211,8 @@ TEST_CASE("report/gated runs: paired comparisons keep only the seeds competent i
     CHECK(u.paired.at({"rope", "test.accuracy"}).n == 2);
     CHECK(u.paired.at({"rope", "test.accuracy"}).mean == Approx(14));
     CHECK(render_markdown(u).find("Only competent runs are paired") == std::string::npos);
+    CHECK_THAT(render_markdown(u), Catch::Contains("| lowest validation loss |"));
+    CHECK(Json::parse(render_json(u))["training"][0]["best_by"] == Json{{"lowest validation loss", 2}});
     fs::remove_all(dir);
     fs::remove_all(plain);
 }
@@ -249,6 +272,7 @@ TEST_CASE("report/sweep.cells: contrasts pair rows that sit at different learnin
     CHECK(d.mean == Approx((10.0 + 13.0 + 15.0) / 3));
     REQUIRE(t.family_t.size() == 1);
     CHECK(t.family_t[0].p_holm == Approx(t.family_t[0].p));  // a family of one
+    CHECK(t.family_t[0].p == Approx(two_sided_p_df2(paired_t({10, 13, 15}))).epsilon(1e-10));
     CHECK(t.family_t[0].p < 0.05);
     // A second run of a row and seed (its encoding at the other rate) would make the pairing ambiguous: refused.
     run("{type: rope}", "type-rope", "0.5", 1, 99);
@@ -260,6 +284,97 @@ TEST_CASE("report/sweep.cells: contrasts pair rows that sit at different learnin
     }
     CHECK_THAT(err, Catch::Contains("report: row '{type: rope}' has two runs of seed 1 (") &&
                         Catch::Contains("so its paired comparisons are ambiguous"));
+    fs::remove_all(dir);
+}
+
+TEST_CASE("report/verdicts: test splits with 3 or more paired seeds, Holm over them, p(Holm) beside each interval", "[report]") {
+    // Rows none (the baseline), rope, sinusoidal with seeds 1-3 and alibi with seeds 1-2; test and val accuracy.
+    // rope - none on test: differences 10, 13, 18 (t = 5.9, 2 df: p = 0.028, its interval excludes 0);
+    // sinusoidal - none: -1, 1, 1 (t = 0.5, p = 2/3). A family of these two: Holm gives rope 2p = 0.056, "not
+    // shown" though its interval excludes 0, and sinusoidal max(2p_rope, 2/3) = 2/3. alibi (2 seeds), the
+    // contrast rope - alibi (2 seeds) and every val comparison carry no verdict and are not counted in m.
+    const std::string dir = fresh_dir("report_verdicts");
+    const std::string exp = dir + "/verdicts";
+    fs::create_directories(exp + "/runs");
+    std::ofstream(exp + "/experiment.yaml")
+        << "name: verdicts\ndata: {task: reverse, synthetic: {train_len: [1, 4], test_len: [5, 8]}}\n"
+           "model: {family: encoder_only}\neval: {splits: [val, test], metrics: [accuracy]}\n"
+           "sweep:\n  grid:\n    model.position.type: [none, rope, sinusoidal, alibi]\n  seeds: [1, 2, 3]\n"
+           "report:\n  rows: model.position.type\n  metrics: [test.accuracy, val.accuracy]\n  baseline: none\n"
+           "  contrasts: [[rope, alibi]]\n";
+    auto run = [&](const std::string& pos, int seed, double test, double val) {
+        const std::string id = "type=" + pos + "_seed=" + std::to_string(seed);
+        fs::create_directories(exp + "/runs/" + id);
+        Json j = {{"id", id},
+                  {"labels", {{"model.position.type", pos}, {"seed", std::to_string(seed)}}},
+                  {"metrics", {{"test.accuracy", test}, {"val.accuracy", val}}}};
+        std::ofstream(exp + "/runs/" + id + "/results.json") << j.dump();
+    };
+    const double none[] = {50, 52, 51}, rope[] = {60, 65, 69}, sin[] = {49, 53, 52};
+    const double none_val[] = {61, 62, 63}, rope_val[] = {72, 75, 77};  // val: rope - none = 11, 13, 14 (t = 14.4)
+    for (int seed = 1; seed <= 3; ++seed) {
+        run("none", seed, none[seed - 1], none_val[seed - 1]);
+        run("rope", seed, rope[seed - 1], rope_val[seed - 1]);
+        run("sinusoidal", seed, sin[seed - 1], 60);
+    }
+    run("alibi", 1, 55, 65);
+    run("alibi", 2, 54, 66);
+    const ReportTables t = build_report(exp);
+    REQUIRE(t.family_t.size() == 2);
+    const auto& r = t.family_t[0];
+    const auto& s = t.family_t[1];
+    CHECK((r.a == "rope" && r.b == "none" && r.metric == "test.accuracy" && r.n == 3));
+    CHECK((s.a == "sinusoidal" && s.b == "none" && s.metric == "test.accuracy"));
+    const double p_rope = two_sided_p_df2(paired_t({10, 13, 18})), p_sin = two_sided_p_df2(paired_t({-1, 1, 1}));
+    CHECK(p_sin == Approx(2.0 / 3.0));  // t = 0.5: 1 - 0.5/1.5
+    CHECK(r.p == Approx(p_rope).epsilon(1e-10));
+    CHECK(s.p == Approx(p_sin).epsilon(1e-10));
+    CHECK(r.p < 0.05);                                   // unadjusted, it would pass,
+    CHECK(r.ci_low > 0);                                 // and its interval excludes 0,
+    CHECK(r.p_holm == Approx(2 * p_rope).epsilon(1e-10));  // but after Holm over m = 2
+    CHECK(r.p_holm >= 0.05);
+    CHECK(std::string(verdict_word(r)) == "not shown");
+    CHECK(s.p_holm == Approx(std::max(2 * p_rope, p_sin)).epsilon(1e-10));
+    // everything else is described without a verdict, with the reason
+    std::map<std::string, std::string> why;
+    for (const auto& c : t.no_verdict_t) why[c.a + "-" + c.b + " " + c.metric] = c.no_verdict;
+    CHECK(why == std::map<std::string, std::string>{{"rope-none val.accuracy", "validation split"},
+                                                    {"sinusoidal-none val.accuracy", "validation split"},
+                                                    {"alibi-none test.accuracy", "too few seeds"},
+                                                    {"alibi-none val.accuracy", "validation split"},
+                                                    {"rope-alibi test.accuracy", "too few seeds"},
+                                                    {"rope-alibi val.accuracy", "validation split"}});
+    const std::string md = render_markdown(t);
+    const double half = std::sqrt(2 / (0.05 * 1.95) - 2) * std::sqrt(((10 - 41.0 / 3) * (10 - 41.0 / 3) + (13 - 41.0 / 3) * (13 - 41.0 / 3) +
+                                                                      (18 - 41.0 / 3) * (18 - 41.0 / 3)) / 2) / std::sqrt(3.0);
+    const std::string rope_line = fmt::format("+13.67 [{:+.2f}, {:+.2f}] n=3 t={:.1f} — p(Holm) = {:.3f}, not shown", 41.0 / 3 - half,
+                                              41.0 / 3 + half, paired_t({10, 13, 18}), 2 * p_rope);
+    CHECK_THAT(md, Catch::Contains("| rope | " ) && Catch::Contains(rope_line));
+    CHECK_THAT(md, Catch::Contains("| 54.50 ± 0.71 (n=2) |") && Catch::Contains("— too few seeds: no verdict") &&
+                       Catch::Contains(fmt::format("n=3 t={:.1f} — validation split: no verdict", paired_t({11, 13, 14}))));
+    CHECK_THAT(md, Catch::Contains("Paired t-test over seeds (two-sided), the comparisons above on test splits with n >= 3 and a "
+                                   "spread: a family of 2 comparisons (m = 2); 0 of them hold") &&
+                       Catch::Contains("Paired t-test over seeds, no verdict (not in the family): 6 comparisons."));
+    for (const char* gone : {"†", "not visible", "unresolved"}) CHECK(md.find(gone) == std::string::npos);
+    const Json doc = Json::parse(render_json(t));
+    REQUIRE(doc["family_t"].size() == 2);
+    CHECK(doc["family_t"][0]["verdict"] == "not shown");
+    CHECK(doc["family_t"][0]["holds"] == false);
+    CHECK(doc["family_t"][0]["p_holm"] == Approx(2 * p_rope).margin(1e-6));
+    CHECK(doc["family_t"][0]["ci_low"] == Approx(41.0 / 3 - half).margin(1e-6));
+    CHECK(doc["no_verdict_t"].size() == 6);
+    const Json contrast = doc["contrasts"][0];  // rope - alibi on test.accuracy
+    CHECK(contrast["no_verdict"] == "too few seeds");
+    CHECK(contrast["verdict"].is_null());
+    for (const auto& c : doc["cells"])
+        if (c["row"] == "rope" && c.contains("delta_vs_baseline")) {
+            if (c["metric"] == "test.accuracy") {
+                CHECK(c["delta_vs_baseline"]["verdict"] == "not shown");
+                CHECK(c["delta_vs_baseline"]["p_holm"] == Approx(2 * p_rope).margin(1e-6));
+            } else {
+                CHECK(c["delta_vs_baseline"]["no_verdict"] == "validation split");
+            }
+        }
     fs::remove_all(dir);
 }
 
@@ -311,7 +426,9 @@ TEST_CASE("report/baseline_differences_are_paired_by_seed", "[report]") {
         return c["row"] == "0" && c["metric"] == "test2016.bleu_tok";
     });
     REQUIRE(k0 != cells.end());
-    CHECK((*k0)["delta_vs_baseline"] == Json{{"baseline", "16"}, {"mean", -20.0}, {"std", nullptr}, {"n", 1}});
+    // one seed: no interval, and no verdict (too few seeds)
+    CHECK((*k0)["delta_vs_baseline"] == Json{{"baseline", "16"}, {"mean", -20.0}, {"std", nullptr}, {"n", 1}, {"ci_low", nullptr},
+                                             {"ci_high", nullptr}, {"verdict", nullptr}, {"no_verdict", "too few seeds"}});
     // a second k = 0 seed: differences -20 and -19, sd 0.71, t = -19.5 / (0.71 / sqrt 2) = -39, beyond
     // the 5% critical value for 1 degree of freedom (12.706); the 95% interval is
     // -19.5 ± 12.706 * 0.5 = [-25.85, -13.15]
@@ -320,37 +437,78 @@ TEST_CASE("report/baseline_differences_are_paired_by_seed", "[report]") {
     std::ofstream(k0s2 + "/results.json") << "{\"id\": \"k=0_seed=2\", \"labels\": {\"model.position.k\": \"0\", \"seed\": \"2\"}, "
                                              "\"metrics\": {\"test2016.bleu_tok\": 12.0, \"val.bleu_tok\": 13.0}}\n";
     const ReportTables t2 = build_report(dir + "/fixture_k");
-    CHECK_THAT(render_markdown(t2), Catch::Contains("-19.50 [-25.85, -13.15] n=2 t=-39.0†"));
-    // The family of comparisons: k = 0 is now a paired t-test with a spread (t = -39, 1 df: p = 0.0163);
-    // k = 16 has no spread (the same values as the baseline) and n = 1 rows have no test: a family of one
-    // per metric that has one, Holm-adjusted over the family.
-    REQUIRE_FALSE(t2.family_t.empty());
-    for (const auto& c : t2.family_t) {
-        CHECK(c.p_holm >= c.p);
-        CHECK(c.p_holm <= 1.0);
+    // Two seeds are too few for a verdict: the interval is shown, with why there is no verdict, and the
+    // comparison is not a member of the Holm family; neither is val, whatever its seeds.
+    CHECK_THAT(render_markdown(t2), Catch::Contains("| -19.50 [-25.85, -13.15] n=2 t=-39.0 — too few seeds: no verdict |"));
+    CHECK(render_markdown(t2).find("†") == std::string::npos);  // no unadjusted mark of significance
+    CHECK(t2.family_t.empty());
+    REQUIRE(t2.no_verdict_t.size() == 2);
+    CHECK(t2.no_verdict_t[0].metric == "test2016.bleu_tok");
+    CHECK(t2.no_verdict_t[0].no_verdict == "too few seeds");
+    CHECK(t2.no_verdict_t[1].metric == "val.bleu_tok");
+    CHECK(t2.no_verdict_t[1].no_verdict == "validation split");
+    CHECK(t2.no_verdict_t[0].ci_low == Approx(-19.5 - 12.706204736174707 * 0.5).epsilon(1e-12));  // t_{0.975,1} = tan(0.475 π)
+    {
+        const Json cells2 = Json::parse(render_json(t2))["cells"];
+        const auto k0b = std::find_if(cells2.begin(), cells2.end(), [](const Json& c) {
+            return c["row"] == "0" && c["metric"] == "test2016.bleu_tok";
+        });
+        REQUIRE(k0b != cells2.end());
+        CHECK((*k0b)["delta_vs_baseline"]["verdict"].is_null());
+        CHECK((*k0b)["delta_vs_baseline"]["no_verdict"] == "too few seeds");
+        CHECK_FALSE((*k0b)["delta_vs_baseline"].contains("p_holm"));
     }
-    const auto k0t = std::find_if(t2.family_t.begin(), t2.family_t.end(), [](const auto& c) {
-        return c.a == "0" && c.metric == "test2016.bleu_tok";
-    });
-    REQUIRE(k0t != t2.family_t.end());
-    CHECK(k0t->p == Approx(0.0163).margin(2e-4));
-    std::vector<double> raw;
-    for (const auto& c : t2.family_t) raw.push_back(c.p);
-    CHECK(k0t->p_holm == Approx(holm_adjust(raw)[std::size_t(k0t - t2.family_t.begin())]).margin(1e-12));
-    CHECK(k0t->p_holm > k0t->p);  // a family of more than one: the adjustment costs something
-    CHECK_THAT(render_markdown(t2), Catch::Contains("### Multiplicity (Holm)") && Catch::Contains("| 0 − 16 | test2016.bleu_tok | 2 |"));
-    // and what the family's size asks of a 2-seed comparison: p < 0.05 / m, the |t| that gives it with 1 df
-    const std::size_t m = t2.family_t.size();
-    CHECK_THAT(render_markdown(t2), Catch::Contains(fmt::format("The first comparison to hold needs p < 0.05/{} = {:.2g}: |t| > {:.1f} with 2 seeds (1 df)",
-                                                                m, 0.05 / double(m), t_for_two_sided_p(0.05 / double(m), 1))));
-    CHECK(t_for_two_sided_p(0.05 / double(m), 1) > 12.706);  // more than the unadjusted 5% point
+    // A third k = 0 seed (test 11, val 12): test differences -20, -19, -21 (sd 1, t = -20·√3 = -34.6, 2 df),
+    // a family of one (val stays out); its p by the closed form of 2 df, its interval by t_{0.975,2} =
+    // √(2/(0.05·1.95) - 2).
+    const std::string k0s3 = dir + "/fixture_k/runs/k=0_seed=3";
+    fs::create_directories(k0s3);
+    std::ofstream(k0s3 + "/results.json") << "{\"id\": \"k=0_seed=3\", \"labels\": {\"model.position.k\": \"0\", \"seed\": \"3\"}, "
+                                             "\"metrics\": {\"test2016.bleu_tok\": 11.0, \"val.bleu_tok\": 12.0}}\n";
+    const ReportTables t4 = build_report(dir + "/fixture_k");
+    REQUIRE(t4.family_t.size() == 1);
+    const auto& k0t = t4.family_t[0];
+    CHECK(k0t.a == "0");
+    CHECK(k0t.metric == "test2016.bleu_tok");
+    CHECK(k0t.n == 3);
+    CHECK(k0t.p == Approx(two_sided_p_df2(paired_t({-20, -19, -21}))).epsilon(1e-10));
+    CHECK(k0t.p_holm == Approx(k0t.p));  // a family of one
+    const double t975_2 = std::sqrt(2 / (0.05 * 1.95) - 2), half = t975_2 / std::sqrt(3.0);
+    CHECK(k0t.ci_low == Approx(-20 - half).epsilon(1e-12));
+    CHECK(k0t.ci_high == Approx(-20 + half).epsilon(1e-12));
+    REQUIRE(t4.no_verdict_t.size() == 1);
+    CHECK(t4.no_verdict_t[0].metric == "val.bleu_tok");
+    const std::string md4 = render_markdown(t4);
+    // p(Holm) beside the interval, in the table of differences and in the family's table
+    CHECK_THAT(md4, Catch::Contains(fmt::format("| -20.00 [{:+.2f}, {:+.2f}] n=3 t=-34.6 — p(Holm) = {:.1e}, holds |",
+                                                -20 - half, -20 + half, k0t.p)));
+    CHECK_THAT(md4, Catch::Contains("### Multiplicity (Holm)") &&
+                        Catch::Contains(fmt::format("| 0 − 16 | test2016.bleu_tok | 3 | -20.00 [{:+.2f}, {:+.2f}] | {:.1e} | {:.1e} | holds |",
+                                                    -20 - half, -20 + half, k0t.p, k0t.p)) &&
+                        Catch::Contains("| 0 − 16 | val.bleu_tok | 3 | -22.00 [") && Catch::Contains("| validation split |") &&
+                        Catch::Contains("The interval is the unadjusted 95% one; the verdict reads p(Holm)"));
+    // and what the family's size asks of a 3-seed comparison: p < 0.05 / m, the |t| that gives it with 2 df
+    CHECK_THAT(md4, Catch::Contains(fmt::format("The first comparison to hold needs p < 0.05/1 = 0.05: |t| > {:.1f} with 3 seeds (2 df)",
+                                                t975_2)));
     // A contrast that repeats a baseline comparison (0 - 16 with baseline 16) is the same test: counted once.
     std::ofstream(dir + "/fixture_k/experiment.yaml", std::ios::app) << "  contrasts: [[\"0\", \"16\"]]\n";
     const ReportTables t3 = build_report(dir + "/fixture_k");
-    CHECK(t3.family_t.size() == t2.family_t.size());
-    const Json fam = Json::parse(render_json(t2))["family_t"];
-    REQUIRE(fam.is_array());
-    CHECK(std::any_of(fam.begin(), fam.end(), [](const Json& c) { return c["row"] == "0" && c.contains("p_holm"); }));
+    CHECK(t3.family_t.size() == t4.family_t.size());
+    CHECK(t3.no_verdict_t.size() == t4.no_verdict_t.size());
+    const Json doc = Json::parse(render_json(t4));
+    const Json fam = doc["family_t"];
+    REQUIRE(fam.size() == 1);
+    CHECK(fam[0]["row"] == "0");
+    CHECK(fam[0]["holds"] == true);
+    CHECK(fam[0]["verdict"] == "holds");
+    CHECK(fam[0]["p_holm"] == Approx(k0t.p).margin(1e-6));
+    CHECK(fam[0]["ci_low"] == Approx(-20 - half).margin(1e-6));
+    REQUIRE(doc["no_verdict_t"].size() == 1);
+    CHECK(doc["no_verdict_t"][0]["metric"] == "val.bleu_tok");
+    CHECK(doc["no_verdict_t"][0]["no_verdict"] == "validation split");
+    CHECK(doc["no_verdict_t"][0]["verdict"].is_null());
+    CHECK_FALSE(doc["no_verdict_t"][0].contains("p_holm"));
+    CHECK(doc["verdict_rule"]["min_seeds"] == 3);
     fs::remove_all(dir);
 }
 

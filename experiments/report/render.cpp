@@ -31,22 +31,44 @@ namespace fs = std::filesystem;
 namespace {
 
 
-// "+1.23 [+0.50, +1.96] n=5 t=4.7†": the mean paired difference, its 95% confidence interval
-// (mean ± t(0.975, n-1) · sd/√n), the paired t statistic, and † when the interval excludes 0.
+// "+1.23 [+0.50, +1.96] n=5 t=4.7": the mean paired difference, its 95% confidence interval (mean ±
+// t(0.975, n-1) · sd/√n, unadjusted) and the paired t statistic. No mark of significance: whether a
+// difference holds is the Holm-adjusted verdict of the report's family (verdict_text), never the interval's.
 std::string delta_text(const Stats& s) {
     if (s.n == 0) return "–";
     if (s.n == 1) return fmt::format("{:+.2f} (n=1)", s.mean);
     if (s.std == 0) return fmt::format("{:+.2f} (n={}, no spread)", s.mean, s.n);
     const double se = s.std / std::sqrt(double(s.n)), half = t_critical_95(s.n - 1) * se;
-    const double tstat = s.mean / se;
-    return fmt::format("{:+.2f} [{:+.2f}, {:+.2f}] n={} t={:.1f}{}", s.mean, s.mean - half, s.mean + half, s.n, tstat,
-                       std::abs(tstat) > t_critical_95(s.n - 1) ? "†" : "");
+    return fmt::format("{:+.2f} [{:+.2f}, {:+.2f}] n={} t={:.1f}", s.mean, s.mean - half, s.mean + half, s.n, s.mean / se);
 }
 
-std::string bootstrap_text(const ReportTables::Bootstrap& b) {
+// A p-value as the tables print it: three decimals, or two significant digits below 0.001.
+std::string p_text(double p) { return p >= 0.001 || p == 0 ? fmt::format("{:.3f}", p) : fmt::format("{:.1e}", p); }
+
+// What a comparison's interval is read as, after it: " — p(Holm) = 0.012, holds" for a member of the
+// report's family, " — too few seeds: no verdict" (or validation split, no spread) for the others, "" for a
+// comparison the report does not test.
+std::string verdict_text(const ReportTables::Comparison* c) {
+    if (!c) return "";
+    if (!c->no_verdict.empty()) return fmt::format(" — {}: no verdict", c->no_verdict);
+    return fmt::format(" — p(Holm) = {}, {}", p_text(c->p_holm), verdict_word(*c));
+}
+
+// The sentence every table of intervals with verdicts carries.
+std::string verdict_explained() {
+    return fmt::format(
+        "The interval is the unadjusted 95% one; the verdict reads p(Holm), the p-value Holm-adjusted over the report's "
+        "family of comparisons (section Multiplicity): \"holds\" when p(Holm) < {0}, \"not shown\" when p(Holm) >= {0}, "
+        "so an interval that excludes 0 can still be \"not shown\". Comparisons on the validation split (it chose the "
+        "stopping point and the checkpoint), with fewer than {1} paired seeds (\"too few seeds\") or with no spread "
+        "between seeds carry no verdict and are not members of the family (not counted in Holm's m).",
+        kVerdictAlpha, kMinVerdictSeeds);
+}
+
+std::string bootstrap_text(const ReportTables::Bootstrap& b, const ReportTables::Comparison* c) {
     if (b.seeds == 0) return "–";
-    return fmt::format("p={:.3f}{} (Δ {:+.2f} [{:+.2f}, {:+.2f}])", b.p_value, b.p_value < 0.05 ? "‡" : "", b.observed,
-                       b.ci_low, b.ci_high);
+    return fmt::format("p={} (Δ {:+.2f} [{:+.2f}, {:+.2f}]){}", p_text(b.p_value), b.observed, b.ci_low, b.ci_high,
+                       verdict_text(c));
 }
 
 std::string cell_text(const Stats& s) {
@@ -85,7 +107,10 @@ std::string render_markdown(const ReportTables& t) {
         for (auto& r : t.rows) {
             md += "| " + row_name(r) + " |";
             for (auto& m : t.metrics) md += " " + cell_text(t.cells.at({r, "", m})) + " |";
-            if (has_delta) md += " " + (r == t.baseline ? std::string("(baseline)") : delta_text(t.paired.at({r, t.metrics.front()}))) + " |";
+            if (has_delta)
+                md += " " + (r == t.baseline ? std::string("(baseline)")
+                                             : delta_text(t.paired.at({r, t.metrics.front()})) +
+                                                   verdict_text(find_comparison(t, r, t.baseline, t.metrics.front(), false))) + " |";
             if (has_cmp) {
                 auto c = t.compare_cells.find({r, t.metrics.front()});
                 md += " " + (c == t.compare_cells.end() ? std::string("–") : cell_text(c->second)) + " |";
@@ -196,7 +221,7 @@ std::string render_markdown(const ReportTables& t) {
     // (or null) for each metric, a bootstrap column beside each metric that has one. Returns whether any
     // bootstrap was shown.
     struct DiffLine {
-        std::string name;
+        std::string name, a, b;                               // the line's comparison: a minus b
         std::vector<Stats> paired;                            // one per metric
         std::vector<const ReportTables::Bootstrap*> boot;     // one per metric, null when none
     };
@@ -215,8 +240,10 @@ std::string render_markdown(const ReportTables& t) {
         for (auto& l : lines) {
             md += "| " + l.name + " |";
             for (std::size_t i = 0; i < t.metrics.size(); ++i) {
-                md += " " + delta_text(l.paired[i]) + " |";
-                if (has_boot[i]) md += " " + (l.boot[i] ? bootstrap_text(*l.boot[i]) : std::string("–")) + " |";
+                md += " " + delta_text(l.paired[i]) + verdict_text(find_comparison(t, l.a, l.b, t.metrics[i], false)) + " |";
+                if (has_boot[i])
+                    md += " " + (l.boot[i] ? bootstrap_text(*l.boot[i], find_comparison(t, l.a, l.b, t.metrics[i], true))
+                                           : std::string("–")) + " |";
             }
             md += "\n";
         }
@@ -231,7 +258,7 @@ std::string render_markdown(const ReportTables& t) {
         std::vector<DiffLine> lines;
         for (auto& r : t.rows) {
             if (r == t.baseline) continue;
-            DiffLine l{row_name(r), {}, {}};
+            DiffLine l{row_name(r), r, t.baseline, {}, {}};
             for (auto& m : t.metrics) {
                 l.paired.push_back(t.paired.at({r, m}));
                 l.boot.push_back(find_or_null(t.bootstrap, std::make_pair(r, m)));
@@ -242,8 +269,8 @@ std::string render_markdown(const ReportTables& t) {
         md += fmt::format(
             "\nΔ (paired by seed): the row minus the baseline for the same seed (same data order and initial draws), "
             "mean over the seeds both have, [95% confidence interval] = mean ± t(0.975, n-1)·sd/√n, and the paired t "
-            "statistic; † marks an interval that excludes 0 (the paired t-test over seeds at 5%): a difference that "
-            "seed luck would rarely produce.{}\n",
+            "statistic. {}{}\n",
+            verdict_explained(),
             t.competence_what.empty() ? "" : " Only competent runs are paired: a seed whose run in either row did not "
                                              "reach its competence target is left out (n counts the seeds kept).");
         if (any_boot) {
@@ -252,8 +279,9 @@ std::string render_markdown(const ReportTables& t) {
             md += fmt::format(
                 "Paired bootstrap (Koehn 2004; sacreBLEU's --paired-bs, {} resamples of the test sentences, every seed "
                 "of both rows scored on the same resample): p is two-sided, from the resampled differences of the seed "
-                "means centred on their mean; [interval] = their 2.5th and 97.5th percentiles; ‡ marks p < 0.05. It "
-                "measures how sure we are given this test set; the t-test above, given these seeds.\n",
+                "means centred on their mean; [interval] = their 2.5th and 97.5th percentiles (unadjusted); the verdict "
+                "reads p(Holm), the p adjusted over the bootstrap's own family. It measures how sure we are given this "
+                "test set; the t-test above, given these seeds.\n",
                 resamples);
         }
     }
@@ -261,7 +289,7 @@ std::string render_markdown(const ReportTables& t) {
         md += "\n### Contrasts between rows\n\n";
         std::vector<DiffLine> lines;
         for (auto& [a, b] : t.contrasts) {
-            DiffLine l{a + " − " + b, {}, {}};
+            DiffLine l{a + " − " + b, a, b, {}, {}};
             for (auto& m : t.metrics) {
                 l.paired.push_back(t.contrast_paired.at({a, b, m}));
                 l.boot.push_back(find_or_null(t.contrast_bootstrap, std::make_tuple(a, b, m)));
@@ -270,19 +298,24 @@ std::string render_markdown(const ReportTables& t) {
         }
         const bool any_boot = difference_table(lines);
         md += "\nreport.contrasts: the first row minus the second, paired by seed over the seeds both have" +
-              std::string(t.competence_what.empty() ? "" : " with a competent run") + " (mean [95% CI], "
-              "paired t, † when the interval excludes 0)" +
-              std::string(!any_boot ? "" : "; the paired bootstrap over test sentences as above (‡ when p < 0.05)") +
-              ".\n";
+              std::string(t.competence_what.empty() ? "" : " with a competent run") + " (mean [95% CI], paired t)" +
+              std::string(!any_boot ? "" : "; the paired bootstrap over test sentences as above") + ". " +
+              verdict_explained() + "\n";
     }
-    if (!t.family_t.empty() || !t.family_bootstrap.empty()) {
+    const bool any_comparison = !t.family_t.empty() || !t.family_bootstrap.empty() || !t.no_verdict_t.empty() ||
+                                !t.no_verdict_bootstrap.empty();
+    if (any_comparison) {
         md += "\n### Multiplicity (Holm)\n\n";
+        auto interval = [](const ReportTables::Comparison& c) {
+            return std::isfinite(c.ci_low) ? fmt::format("{:+.2f} [{:+.2f}, {:+.2f}]", c.mean, c.ci_low, c.ci_high)
+                                           : fmt::format("{:+.2f}", c.mean);
+        };
         auto family_table = [&](const std::vector<ReportTables::Comparison>& fam, const std::string& test, bool seed_paired) {
             std::size_t kept = 0;
-            for (auto& c : fam) kept += c.p_holm < 0.05;
-            md += fmt::format("{}: a family of {} comparisons; {} of them have a Holm-adjusted p < 0.05.", test,
-                              fam.size(), kept);
-            if (seed_paired) {
+            for (auto& c : fam) kept += c.p_holm < kVerdictAlpha;
+            md += fmt::format("{}: a family of {} comparisons (m = {}); {} of them hold (Holm-adjusted p < {}).", test,
+                              fam.size(), fam.size(), kept, kVerdictAlpha);
+            if (seed_paired && !fam.empty()) {
                 // What the family's size asks of a seed-paired t: the first to hold needs p < 0.05 / m, so
                 // "not shown" with few seeds can be a matter of power, not of size.
                 std::set<std::size_t> ns;
@@ -291,26 +324,43 @@ std::string render_markdown(const ReportTables& t) {
                 for (auto n : ns)
                     if (n >= 2)
                         need += fmt::format("{}|t| > {:.1f} with {} seeds ({} df)", need.empty() ? "" : ", ",
-                                            t_for_two_sided_p(0.05 / double(fam.size()), n - 1), n, n - 1);
+                                            t_for_two_sided_p(kVerdictAlpha / double(fam.size()), n - 1), n, n - 1);
                 if (!need.empty())
                     md += fmt::format(" The first comparison to hold needs p < 0.05/{} = {:.2g}: {}; \"not shown\" "
                                       "is then as much a matter of seeds as of the size of a difference.",
-                                      fam.size(), 0.05 / double(fam.size()), need);
+                                      fam.size(), kVerdictAlpha / double(fam.size()), need);
             }
             md += "\n\n";
-            md += "| comparison | metric | n | Δ | p | p (Holm) | after Holm |\n|---|---|---|---|---|---|---|\n";
+            if (fam.empty()) return;
+            md += "| comparison | metric | n | Δ [95% CI, unadjusted] | p | p (Holm) | verdict |\n|---|---|---|---|---|---|---|\n";
             for (auto& c : fam)
-                md += fmt::format("| {} − {} | {} | {} | {:+.2f} | {:.4f} | {:.4f} | {} |\n", row_name(c.a), row_name(c.b),
-                                  c.metric, c.n, c.mean, c.p, c.p_holm, c.p_holm < 0.05 ? "holds" : "not shown");
+                md += fmt::format("| {} − {} | {} | {} | {} | {} | {} | {} |\n", row_name(c.a), row_name(c.b), c.metric, c.n,
+                                  interval(c), p_text(c.p), p_text(c.p_holm), verdict_word(c));
             md += "\n";
         };
-        if (!t.family_t.empty())
-            family_table(t.family_t, "Paired t-test over seeds (two-sided), every comparison above with n >= 2", true);
-        if (!t.family_bootstrap.empty())
-            family_table(t.family_bootstrap, "Paired bootstrap over test sentences (two-sided), every comparison that has one", false);
+        auto outside_table = [&](const std::vector<ReportTables::Comparison>& out, const std::string& test) {
+            if (out.empty()) return;
+            md += fmt::format("{}, no verdict (not in the family): {} comparisons.\n\n"
+                              "| comparison | metric | n | Δ [95% CI, unadjusted] | why no verdict |\n|---|---|---|---|---|\n",
+                              test, out.size());
+            for (auto& c : out)
+                md += fmt::format("| {} − {} | {} | {} | {} | {} |\n", row_name(c.a), row_name(c.b), c.metric, c.n,
+                                  interval(c), c.no_verdict);
+            md += "\n";
+        };
+        const std::string t_test = fmt::format("Paired t-test over seeds (two-sided), the comparisons above on test splits with "
+                                               "n >= {} and a spread", kMinVerdictSeeds);
+        family_table(t.family_t, t_test, true);
+        outside_table(t.no_verdict_t, "Paired t-test over seeds");
+        if (!t.family_bootstrap.empty() || !t.no_verdict_bootstrap.empty()) {
+            family_table(t.family_bootstrap, fmt::format("Paired bootstrap over test sentences (two-sided), the comparisons "
+                                                         "that have one on test splits with n >= {}", kMinVerdictSeeds),
+                         false);
+            outside_table(t.no_verdict_bootstrap, "Paired bootstrap over test sentences");
+        }
         md += "Holm's step-down adjustment (Holm 1979) keeps the chance of one or more false findings in a family at "
-              "most 5%: sorted by p, the i-th smallest of m is multiplied by m - i + 1 (and kept monotone). The verdict "
-              "rule of results/README.md reads these adjusted values.\n";
+              "most 5%: sorted by p, the i-th smallest of m is multiplied by m - i + 1 (and kept monotone). " +
+              verdict_explained() + " The verdict rule of results/README.md reads these adjusted values.\n";
     }
     if (!t.seeds.empty() && !t.metrics.empty() && !t.per_seed.empty()) {
         std::string what;
@@ -337,20 +387,27 @@ std::string render_markdown(const ReportTables& t) {
         md += "\nEach finished run: " + what + ".\n";
     }
     if (!t.training.empty()) {
+        // The best step is the checkpoint the metrics come from; how it was chosen is each run's own (the
+        // validation loss, or a gated run's target metric), so it is named per row, never assumed.
         md += "\n### Training\n\n| " + (t.rows_key.empty() ? std::string("") : t.rows_key) +
-              " | updates | epochs | best step (lowest validation loss) | hours | stopped by |\n|---|---|---|---|---|---|\n";
+              " | updates | epochs | best step | best checkpoint by | hours | stopped by |\n|---|---|---|---|---|---|---|\n";
         for (auto& r : t.rows) {
             auto it = t.training.find(r);
             if (it == t.training.end() || it->second.updates.n == 0) continue;
             const auto& tr = it->second;
-            std::string why;
+            std::string why, by;
             for (auto& [reason, n] : tr.stop_reasons) why += fmt::format("{}{} ×{}", why.empty() ? "" : ", ", reason, n);
+            for (auto& [criterion, n] : tr.best_by) {
+                by += (by.empty() ? "" : ", ") + (tr.best_by.size() == 1 ? criterion : fmt::format("{} ×{}", criterion, n));
+            }
             const std::string best = tr.best_step.mean > 0 ? fmt::format("{:.0f} ± {:.0f}", tr.best_step.mean, tr.best_step.std)
                                                            : std::string("(not recorded)");
-            md += fmt::format("| {} | {:.0f} ± {:.0f} | {:.1f} ± {:.1f} | {} | {:.2f} | {} |\n", row_name(r),
-                              tr.updates.mean, tr.updates.std, tr.epochs.mean, tr.epochs.std, best, tr.hours.mean, why);
+            md += fmt::format("| {} | {:.0f} ± {:.0f} | {:.1f} ± {:.1f} | {} | {} | {:.2f} | {} |\n", row_name(r),
+                              tr.updates.mean, tr.updates.std, tr.epochs.mean, tr.epochs.std, best, by, tr.hours.mean, why);
         }
-        md += "\nmean ± sd over the row's runs; hours: training wall time of one run (mean).\n";
+        md += "\nmean ± sd over the row's runs; best step: the update of the checkpoint the metrics come from, chosen "
+              "by the criterion named beside it (the lowest validation loss, or for runs with a competence target, "
+              "train.stop.target_metric, the highest value of that metric); hours: training wall time of one run (mean).\n";
     }
     for (auto& split : t.bucket_splits) {
         md += fmt::format("\n### {} BLEU (tokenized) by source length\n\n| {} |", split, t.rows_key);
@@ -413,6 +470,21 @@ std::string render_json(const ReportTables& t) {
     auto stats = [](const Stats& st) {
         return std::make_pair(st.n ? json_number(st.mean, 6) : Json(nullptr), st.n > 1 ? json_number(st.std, 6) : Json(nullptr));
     };
+    // What a comparison's figures are read as (added 2026-12-06): the unadjusted 95% interval, and for a member
+    // of the family p_holm and verdict ("holds" / "not shown"); for the others verdict null and no_verdict
+    // (why: "validation split", "too few seeds", "no spread").
+    auto add_verdict = [&](Json& j, const ReportTables::Comparison* c) {
+        if (!c) return;
+        j["ci_low"] = json_number(c->ci_low, 6);
+        j["ci_high"] = json_number(c->ci_high, 6);
+        if (c->no_verdict.empty()) {
+            j["p_holm"] = json_number(c->p_holm, 6);
+            j["verdict"] = verdict_word(*c);
+        } else {
+            j["verdict"] = nullptr;
+            j["no_verdict"] = c->no_verdict;
+        }
+    };
     Json cells = Json::array();
     for (auto& [key, s] : t.cells) {
         const auto& [r, c, m] = key;
@@ -428,8 +500,11 @@ std::string render_json(const ReportTables& t) {
         if (auto p = t.paired.find({r, m}); p != t.paired.end() && c.empty()) {
             const auto [dmean, dsd] = stats(p->second);
             cell["delta_vs_baseline"] = {{"baseline", t.baseline}, {"mean", dmean}, {"std", dsd}, {"n", p->second.n}};
-            if (auto b = t.bootstrap.find({r, m}); b != t.bootstrap.end())
+            add_verdict(cell["delta_vs_baseline"], find_comparison(t, r, t.baseline, m, false));
+            if (auto b = t.bootstrap.find({r, m}); b != t.bootstrap.end()) {
                 cell["delta_vs_baseline"]["bootstrap"] = bootstrap_json(b->second);
+                add_verdict(cell["delta_vs_baseline"]["bootstrap"], find_comparison(t, r, t.baseline, m, true));
+            }
         }
         cells.push_back(std::move(cell));
     }
@@ -444,17 +519,45 @@ std::string render_json(const ReportTables& t) {
             const Stats& d = t.contrast_paired.at({a, b, m});
             const auto [dmean, dsd] = stats(d);
             Json c = {{"row", a}, {"minus", b}, {"metric", m}, {"mean", dmean}, {"std", dsd}, {"n", d.n}};
-            if (auto bs = t.contrast_bootstrap.find({a, b, m}); bs != t.contrast_bootstrap.end())
+            add_verdict(c, find_comparison(t, a, b, m, false));
+            if (auto bs = t.contrast_bootstrap.find({a, b, m}); bs != t.contrast_bootstrap.end()) {
                 c["bootstrap"] = bootstrap_json(bs->second);
+                add_verdict(c["bootstrap"], find_comparison(t, a, b, m, true));
+            }
             contrasts.push_back(std::move(c));
         }
     auto family_json = [](const std::vector<ReportTables::Comparison>& fam) {
         Json out = Json::array();
         for (auto& c : fam)
             out.push_back({{"row", c.a}, {"minus", c.b}, {"metric", c.metric}, {"n", c.n}, {"mean", json_number(c.mean, 6)},
-                           {"p", json_number(c.p, 6)}, {"p_holm", json_number(c.p_holm, 6)}, {"holds", c.p_holm < 0.05}});
+                           {"p", json_number(c.p, 6)}, {"p_holm", json_number(c.p_holm, 6)}, {"holds", c.p_holm < kVerdictAlpha},
+                           {"ci_low", json_number(c.ci_low, 6)}, {"ci_high", json_number(c.ci_high, 6)},
+                           {"verdict", verdict_word(c)}});
         return out;
     };
+    auto no_verdict_json = [](const std::vector<ReportTables::Comparison>& out_of_family) {
+        Json out = Json::array();
+        for (auto& c : out_of_family)
+            out.push_back({{"row", c.a}, {"minus", c.b}, {"metric", c.metric}, {"n", c.n}, {"mean", json_number(c.mean, 6)},
+                           {"ci_low", json_number(c.ci_low, 6)}, {"ci_high", json_number(c.ci_high, 6)},
+                           {"verdict", nullptr}, {"no_verdict", c.no_verdict}});
+        return out;
+    };
+    Json training = Json::array();
+    for (auto& r : t.rows) {
+        auto it = t.training.find(r);
+        if (it == t.training.end() || it->second.updates.n == 0) continue;
+        const auto& tr = it->second;
+        auto ms = [&](const Stats& st) {
+            const auto [mean, sd] = stats(st);
+            return Json{{"mean", mean}, {"std", sd}};
+        };
+        Json by = Json::object(), stopped = Json::object();
+        for (auto& [criterion, n] : tr.best_by) by[criterion] = n;
+        for (auto& [reason, n] : tr.stop_reasons) stopped[reason] = n;
+        training.push_back({{"row", r}, {"runs", tr.updates.n}, {"updates", ms(tr.updates)}, {"epochs", ms(tr.epochs)},
+                            {"best_step", ms(tr.best_step)}, {"best_by", by}, {"hours", ms(tr.hours)}, {"stopped_by", stopped}});
+    }
     Json compare = nullptr;
     if (!t.compare_title.empty()) {
         Json cc = Json::array();
@@ -475,7 +578,12 @@ std::string render_json(const ReportTables& t) {
                 {"contrasts", contrasts},
                 {"per_seed", per_seed},
                 {"family_t", family_json(t.family_t)},
-                {"family_bootstrap", family_json(t.family_bootstrap)}};
+                {"family_bootstrap", family_json(t.family_bootstrap)},
+                {"no_verdict_t", no_verdict_json(t.no_verdict_t)},
+                {"no_verdict_bootstrap", no_verdict_json(t.no_verdict_bootstrap)},
+                {"verdict_rule", {{"alpha", kVerdictAlpha}, {"min_seeds", kMinVerdictSeeds}, {"adjustment", "holm"},
+                                  {"validation_split", t.valid_split}}},
+                {"training", training}};
     if (!compare.is_null()) doc["compare"] = compare;  // only with report.compare
     if (!t.runs_by_machines.empty()) {  // only when the runs differ in the machines that trained them
         Json by = Json::object();

@@ -70,6 +70,9 @@ struct ReportTables {
     struct Training {
         Stats updates, epochs, best_step, hours;
         std::map<std::string, std::size_t> stop_reasons;
+        // how the best checkpoint (best_step) was chosen, and how many of the row's runs chose it so:
+        // "lowest validation loss", or for gated runs (train.stop.target_metric) "highest <metric>"
+        std::map<std::string, std::size_t> best_by;
     };
     std::map<std::string, Training> training;  // row label
     // The labels each run is reported under (this experiment's sweep where it names the run).
@@ -85,17 +88,45 @@ struct ReportTables {
     std::map<std::pair<std::string, std::string>, std::pair<std::size_t, std::size_t>> competent;
     std::map<std::tuple<std::string, std::string, std::string>, Stats> competent_cells;
     std::map<std::tuple<std::string, std::string, std::string>, double> max_cells;
-    // Multiplicity: the report's family of comparisons (every row against the baseline and every contrast,
+    // Multiplicity: the report's families of comparisons (every row against the baseline and every contrast,
     // for each metric of the report) under each test, with its p-value and the Holm-adjusted one over the
-    // family: the paired t-test over seeds (comparisons with n >= 2 and a spread), and the paired
-    // bootstrap over test sentences where the report has one.
+    // family: the paired t-test over seeds, and the paired bootstrap over test sentences where the report
+    // has one. A comparison is a member of a family, and so carries a verdict ("holds": Holm-adjusted
+    // p < 0.05; "not shown": >= 0.05), only when it is on a test split, pairs at least kMinVerdictSeeds seeds
+    // and (for the t-test) has a spread; every other comparison is descriptive (its difference and
+    // interval, no verdict, not counted in Holm's m), with the reason in no_verdict.
     struct Comparison {
         std::string a, b, metric;  // a minus b
         std::size_t n = 0;         // seeds paired
         double mean = 0, p = 1, p_holm = 1;
+        // the unadjusted 95% interval of the difference (the t interval, or the bootstrap's percentiles);
+        // NaN when there is none (one seed)
+        double ci_low = 0, ci_high = 0;
+        std::string no_verdict;  // "" for a member of the family; else kNoVerdictValidation, ...
     };
-    std::vector<Comparison> family_t, family_bootstrap;
+    std::vector<Comparison> family_t, family_bootstrap;        // the members, in the report's order
+    std::vector<Comparison> no_verdict_t, no_verdict_bootstrap; // the others (p and p_holm unset)
+    std::string valid_split;  // data.valid_split: its metrics are never in a family
 };
+
+// The verdict rule's constants: a comparison needs this many paired seeds to carry a verdict, and the
+// reasons a comparison carries none.
+inline constexpr std::size_t kMinVerdictSeeds = 3;
+inline constexpr const char* kNoVerdictValidation = "validation split";
+inline constexpr const char* kNoVerdictTooFewSeeds = "too few seeds";
+inline constexpr const char* kNoVerdictNoSpread = "no spread";
+inline constexpr double kVerdictAlpha = 0.05;
+// "holds" or "not shown" for a member of a family (by its Holm-adjusted p).
+inline const char* verdict_word(const ReportTables::Comparison& c) {
+    return c.p_holm < kVerdictAlpha ? "holds" : "not shown";
+}
+// A metric of the validation split (val.bleu_tok, valid_loss, <data.valid_split>.accuracy): it chose the
+// stopping point and the checkpoint, so it is shown but never tested.
+bool is_validation_metric(const std::string& metric, const std::string& valid_split);
+// The comparison a minus b on metric in the report's t (or bootstrap) family or among those without a
+// verdict; nullptr when the report has none.
+const ReportTables::Comparison* find_comparison(const ReportTables& t, const std::string& a, const std::string& b,
+                                                const std::string& metric, bool bootstrap);
 
 ReportTables build_report(const std::string& dir);
 

@@ -58,6 +58,15 @@ Stats stats_of(const std::vector<double>& v) {
 
 namespace {
 
+// How a run's best checkpoint was chosen: by the validation loss, or, with a competence target
+// (train.stop.target_metric; results.json "competence": {metric, ...}), by that metric (the trainer keeps
+// the checkpoint with its highest value, ties to the lower loss).
+std::string best_checkpoint_criterion(const RunResult& r) {
+    if (r.competent < 0) return "lowest validation loss";
+    const std::string metric = r.competence.substr(0, r.competence.find(" >= "));
+    return fmt::format("highest {} (ties: lower validation loss)", metric);
+}
+
 void add_training_summary(ReportTables& t, const std::vector<RunResult>& runs) {
     for (const auto& row : t.rows) {
         std::vector<double> updates, epochs, best, hours;
@@ -69,6 +78,7 @@ void add_training_summary(ReportTables& t, const std::vector<RunResult>& runs) {
             best.push_back(double(r.best_step));
             hours.push_back(r.train_seconds / 3600.0);
             ++tr.stop_reasons[r.stop_reason.empty() ? "(not recorded)" : r.stop_reason];
+            ++tr.best_by[best_checkpoint_criterion(r)];
         }
         tr.updates = stats_of(updates);
         tr.epochs = stats_of(epochs);
@@ -216,17 +226,63 @@ static void add_competence(ReportTables& t, const std::vector<RunResult>& runs) 
         }
 }
 
-// The report's families of comparisons with Holm-adjusted p-values (ReportTables::Comparison).
+bool is_validation_metric(const std::string& metric, const std::string& valid_split) {
+    const std::string split = metric.substr(0, metric.find('.'));
+    if (metric.rfind("valid_", 0) == 0) return true;  // the validation line's own figures (valid_bleu_tok)
+    if (metric.find('.') == std::string::npos) return false;
+    return (!valid_split.empty() && split == valid_split) || split == "val" || split == "valid" || split == "validation";
+}
+
+const ReportTables::Comparison* find_comparison(const ReportTables& t, const std::string& a, const std::string& b,
+                                                const std::string& metric, bool bootstrap) {
+    const std::vector<ReportTables::Comparison>* fams[] = {bootstrap ? &t.family_bootstrap : &t.family_t,
+                                                           bootstrap ? &t.no_verdict_bootstrap : &t.no_verdict_t};
+    for (const auto* fam : fams)
+        for (const auto& c : *fam)
+            if (c.a == a && c.b == b && c.metric == metric) return &c;
+    return nullptr;
+}
+
+// The report's families of comparisons with Holm-adjusted p-values, and the comparisons that carry no
+// verdict (ReportTables::Comparison).
 static void add_multiplicity(ReportTables& t) {
     using C = ReportTables::Comparison;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
     std::set<std::tuple<std::string, std::string, std::string>> seen;  // a contrast that repeats a baseline
                                                                         // comparison is one test, counted once
+    // Why a comparison of n paired seeds on metric m carries no verdict ("" when it is a member).
+    auto outside = [&](const std::string& m, std::size_t n) -> std::string {
+        if (is_validation_metric(m, t.valid_split)) return kNoVerdictValidation;
+        if (n < kMinVerdictSeeds) return kNoVerdictTooFewSeeds;
+        return "";
+    };
     auto add = [&](const std::string& a, const std::string& b, const std::string& m, const Stats& d,
                    const ReportTables::Bootstrap* boot) {
         if (!seen.insert({a, b, m}).second) return;
-        if (d.n >= 2 && d.std > 0)
-            t.family_t.push_back(C{a, b, m, d.n, d.mean, t_two_sided_p(d.mean / (d.std / std::sqrt(double(d.n))), d.n - 1), 1});
-        if (boot && boot->seeds > 0) t.family_bootstrap.push_back(C{a, b, m, boot->seeds, boot->observed, boot->p_value, 1});
+        if (d.n > 0) {
+            C c{a, b, m, d.n, d.mean, nan, nan, nan, nan, outside(m, d.n)};
+            if (d.n >= 2) {  // mean ± t_{0.975, n-1} · sd/√n
+                const double half = t_critical_95(d.n - 1) * d.std / std::sqrt(double(d.n));
+                c.ci_low = d.mean - half;
+                c.ci_high = d.mean + half;
+            }
+            if (c.no_verdict.empty() && !(d.std > 0)) c.no_verdict = kNoVerdictNoSpread;  // t undefined
+            if (c.no_verdict.empty()) {
+                c.p = t_two_sided_p(d.mean / (d.std / std::sqrt(double(d.n))), d.n - 1);
+                t.family_t.push_back(c);
+            } else {
+                t.no_verdict_t.push_back(c);
+            }
+        }
+        if (boot && boot->seeds > 0) {
+            C c{a, b, m, boot->seeds, boot->observed, nan, nan, boot->ci_low, boot->ci_high, outside(m, boot->seeds)};
+            if (c.no_verdict.empty()) {
+                c.p = boot->p_value;
+                t.family_bootstrap.push_back(c);
+            } else {
+                t.no_verdict_bootstrap.push_back(c);
+            }
+        }
     };
     auto find = [](const auto& map, const auto& key) -> const ReportTables::Bootstrap* {
         auto it = map.find(key);
@@ -259,6 +315,7 @@ ReportTables build_report(const std::string& dir_in) {
     ExperimentConfig cfg = load_config((dir / "experiment.yaml").string(), {}, flags);
     ReportTables t;
     t.title = cfg.report.title.empty() ? cfg.name : cfg.report.title;
+    t.valid_split = cfg.data.valid_split;
     t.description = cfg.description;
     auto runs = read_runs(dir);
     // A run shared through run_store carries the id and labels of the experiment that trained it (Table 1's
