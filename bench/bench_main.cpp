@@ -1,7 +1,8 @@
-// relpos benchmarks (`make bench`): training-step throughput and peak memory for the shapes of the
-// performance issue (tiny, small, base-short) and the Multi30k tables' model (tables), absolute and
-// Shaw relative, one relative attention layer against plain attention across lengths, and achieved
-// GFLOP/s against this machine's measured sgemm peak.
+// relpos benchmarks (`make bench`): training-step throughput and peak memory for the translation shapes
+// (tiny, small, base-short, and the Multi30k tables' model), absolute and Shaw relative; the shapes the
+// studies train (the Ruoss encoder, the Kazemnejad decoder, the Brown LM), each with the encodings its
+// campaigns use; one relative attention layer against plain attention across lengths; and achieved GFLOP/s
+// against this machine's measured sgemm peak.
 //
 // Each measurement runs in a forked child so its peak RSS is its own; warm-up steps are not timed;
 // medians are reported. The PyTorch yardstick (bench/torch_ref.py, run side by side by
@@ -12,6 +13,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <map>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -23,6 +26,7 @@
 
 #include "autodiff/blas.hpp"
 #include "nn/optim.hpp"
+#include "nn/options.hpp"
 #include "nn/transformer.hpp"
 
 using namespace relpos;
@@ -147,6 +151,94 @@ std::vector<double> train_step_bench(const BenchShape& s, bool rel, int steps, i
     return {double(B * L) / med, med * 1e3, double(model.num_parameters()), step_flops(s) / med / 1e9, loss0};
 }
 
+// The shapes the studies train, as their configs set them (model, batch budget, clipping), on fixed-length
+// batches of random tokens: B rows of L tokens, every position scored.
+//   ruoss: configs/ruoss (encoder-only, pre-norm, 5 x d 64, 8 heads, d_ff 256, vocabulary 8 tied, dropout 0.1,
+//          no attention dropout, 4,096-token batches: 64 rows of 64, the token-weighted mean of its 3-81);
+//   kazemnejad: configs/kazemnejad (decoder-only, pre-norm, 4 x d 128, 4 heads, d_ff 512, vocabulary 106 tied,
+//          dropout and attention dropout 0.1, clip_norm 1, 1,536-token batches: 64 rows of 24);
+//   lm: configs/lm_converged (decoder-only, pre-norm, 2 x d 128, 4 heads, d_ff 512, vocabulary 4,000 tied,
+//          dropout and attention dropout 0.1, 64 rows of the 64-token context).
+// One update is what the trainer does: forward, mean cross-entropy (no label smoothing), backward, the
+// gradient norm (clipped where the config clips), Adam.
+struct StudyPe {
+    const char* name;  // the pe column of the output
+    const char* type;  // the registry's name
+    std::vector<std::pair<std::string, std::string>> options;
+};
+struct StudyShape {
+    const char* name;
+    nn::Family family;
+    std::size_t d, heads, ff, layers, vocab, batch, len;
+    double attention_dropout, clip_norm;
+    std::vector<StudyPe> pes;
+};
+const StudyShape kStudyShapes[] = {
+    {"ruoss", nn::Family::EncoderOnly, 64, 8, 256, 5, 8, 64, 64, 0.0, 0.0,
+     {{"rope", "rope", {}}, {"alibi", "alibi", {}}, {"txl", "txl", {}}, {"rand-rope", "rope", {{"randomized", "1024"}}}}},
+    {"kazemnejad", nn::Family::DecoderOnly, 128, 4, 512, 4, 106, 64, 24, 0.1, 1.0,
+     {{"rope", "rope", {}}, {"alibi", "alibi", {}}, {"t5", "t5", {}}, {"none", "none", {}}}},
+    {"lm", nn::Family::DecoderOnly, 128, 4, 512, 2, 4000, 64, 64, 0.1, 0.0,
+     {{"rope", "rope", {}}, {"alibi", "alibi", {}}}},
+};
+
+// Matmul FLOPs of one update (forward x 3), as bench/torch_ref.py counts them for these shapes: the four
+// projections, q k^T and a v over the full L x L (causal or not), the FFN, the output layer; position terms
+// excluded.
+double study_flops(const StudyShape& s) {
+    const double B = double(s.batch), L = double(s.len), d = double(s.d), ff = double(s.ff), V = double(s.vocab);
+    const double N = B * L;
+    const double layer = 4 * 2 * N * d * d + 2 * 2 * B * L * L * d + 2 * 2 * N * d * ff;
+    return 3 * (double(s.layers) * layer + 2 * N * d * V);
+}
+
+std::vector<double> study_step_bench(const StudyShape& s, const StudyPe& pe, int steps, int warmup) {
+    nn::TransformerConfig c;
+    c.family = s.family;
+    c.src_vocab = c.tgt_vocab = s.vocab;
+    c.dims.d_model = s.d;
+    c.dims.heads = s.heads;
+    c.dims.d_ff = s.ff;
+    c.dims.dropout = 0.1;
+    c.dims.attention_dropout = s.attention_dropout;
+    c.dims.norm = nn::NormOrder::Pre;
+    c.encoder_layers = c.decoder_layers = s.layers;
+    c.share_embeddings = "all";
+    c.seed = 1;
+    auto pf = [&](const nn::PositionContext& ctx) {
+        std::vector<std::shared_ptr<nn::PositionEncoding<float>>> v;
+        nn::MapOptions o(std::map<std::string, std::string>(pe.options.begin(), pe.options.end()));
+        v.push_back(nn::make_position<float>(pe.type, o, ctx));
+        return v;
+    };
+    nn::Transformer<float> model(c, pf);
+    auto named = model.named_parameters();
+    nn::Adam<float> opt(named);
+    Rng rng(7);
+    const std::size_t B = s.batch, L = s.len;
+    std::vector<std::int32_t> in(B * L), out(B * L);
+    for (auto& x : in) x = 4 + std::int32_t(rng.below(s.vocab - 4));
+    for (auto& x : out) x = 4 + std::int32_t(rng.below(s.vocab - 4));
+    std::vector<double> times;
+    double loss0 = 0;
+    for (int it = 0; it < warmup + steps; ++it) {
+        const auto t0 = Clock::now();
+        opt.zero_grad();
+        Var<float> logits = s.family == nn::Family::EncoderOnly ? model.forward_bidirectional(in, B, L)
+                                                                : model.forward_causal(in, B, L);
+        auto loss = cross_entropy(logits, out, CrossEntropyOptions{});
+        logits = Var<float>();
+        if (it == 0) loss0 = loss.item();
+        loss.backward();
+        const double gnorm = s.clip_norm > 0 ? nn::clip_grad_norm(named, s.clip_norm) : nn::grad_norm(named);
+        if (!std::isfinite(gnorm)) return {};
+        opt.step(1e-4);
+        if (it >= warmup) times.push_back(seconds_since(t0));
+    }
+    const double med = median(times);
+    return {double(B * L) / med, med * 1e3, double(model.num_parameters()), study_flops(s) / med / 1e9, loss0};
+}
+
 // One self-attention layer (B=4, d=256, h=8) forward + backward: plain or Shaw k = 16.
 std::vector<double> attention_bench(std::size_t L, bool rel, int reps) {
     const std::size_t B = 4, d = 256, H = 8;
@@ -198,13 +290,26 @@ int main(int argc, char** argv) {
     app.add_option("--steps", steps, "timed training steps per shape");
     app.add_option("--warmup", warmup, "untimed warm-up steps");
     app.add_option("--reps", reps, "timed repetitions of the attention layer");
-    app.add_option("--only", only, "shapes to run: tiny, small, base-short, tables (default all)");
+    app.add_option("--only", only,
+                   "shapes to run: tiny, small, base-short, tables, ruoss, kazemnejad, lm (default all)");
+    std::vector<std::string> pes;
+    app.add_option("--pe", pes, "encodings to run (default each shape's all): abs rel for the translation shapes; "
+                                "the study shapes' names listed below");
     app.add_flag("--no-attention", no_attention, "skip the attention-layer sweep");
     app.add_option("--lengths", lengths, "sequence lengths of the attention-layer sweep (default 32 128 512 1024)");
     std::string shapes = "Shapes (--only), each trained with --pe abs and rel (Shaw k = 16):";
     for (const BenchShape& s : kShapes)
         shapes += fmt::format("\n  {:<11} d_model {}, {} heads, d_ff {}, {}+{} layers, vocab {}, batch {} x {} tokens, tie {}",
                               s.name, s.d, s.heads, s.ff, s.layers, s.layers, s.vocab, s.batch, s.len, s.tie);
+    shapes += "\nStudy shapes (pre-norm, tied embeddings, every position scored):";
+    for (const StudyShape& s : kStudyShapes) {
+        std::string names;
+        for (const StudyPe& p : s.pes) names += std::string(names.empty() ? "" : " ") + p.name;
+        shapes += fmt::format("\n  {:<11} {}, d_model {}, {} heads, d_ff {}, {} layers, vocab {}, batch {} x {} tokens, "
+                              "clip_norm {}; pe {}",
+                              s.name, nn::family_name(s.family), s.d, s.heads, s.ff, s.layers, s.vocab, s.batch, s.len,
+                              s.clip_norm, names);
+    }
     app.footer(shapes + "\nPyTorch side by side: bench/compare_torch.sh (bench/torch_ref.py).");
     CLI11_PARSE(app, argc, argv);
     g_threads = threads;
@@ -220,6 +325,7 @@ int main(int argc, char** argv) {
     for (const BenchShape& s : kShapes) {
         if (!only.empty() && std::find(only.begin(), only.end(), s.name) == only.end()) continue;
         for (bool rel : {false, true}) {
+            if (!pes.empty() && std::find(pes.begin(), pes.end(), rel ? "rel" : "abs") == pes.end()) continue;
             auto r = in_child([&] { return train_step_bench(s, rel, steps, warmup); });
             if (r.size() < 6) {
                 fmt::print("{:<11} {:<4} failed\n", s.name, rel ? "rel" : "abs");
@@ -227,6 +333,20 @@ int main(int argc, char** argv) {
             }
             fmt::print("{:<11} {:<4} {:>10.0f} {:>12.0f} {:>10.1f} {:>9.1f} {:>7.0f}% {:>10.0f} {:>8.4f}\n", s.name,
                        rel ? "rel" : "abs", r[2], r[0], r[1], r[3], gpeak > 0 ? 100 * r[3] / gpeak : 0, r[5], r[4]);
+            std::fflush(stdout);
+        }
+    }
+    for (const StudyShape& s : kStudyShapes) {
+        if (!only.empty() && std::find(only.begin(), only.end(), s.name) == only.end()) continue;
+        for (const StudyPe& pe : s.pes) {
+            if (!pes.empty() && std::find(pes.begin(), pes.end(), pe.name) == pes.end()) continue;
+            auto r = in_child([&] { return study_step_bench(s, pe, steps, warmup); });
+            if (r.size() < 6) {
+                fmt::print("{:<11} {:<4} failed\n", s.name, pe.name);
+                continue;
+            }
+            fmt::print("{:<11} {:<4} {:>10.0f} {:>12.0f} {:>10.1f} {:>9.1f} {:>7.0f}% {:>10.0f} {:>8.4f}\n", s.name, pe.name,
+                       r[2], r[0], r[1], r[3], gpeak > 0 ? 100 * r[3] / gpeak : 0, r[5], r[4]);
             std::fflush(stdout);
         }
     }

@@ -5,6 +5,7 @@
 # python3-numpy); relpos never depends on it.
 #
 #   bench/compare_torch.sh                       # bench/torch_ref.py, 1 and 2 threads, every shape
+#   SHAPES="ruoss kazemnejad lm" bench/compare_torch.sh 1   # the shapes the studies train, 1 thread
 #   bench/compare_torch.sh 1                     # 1 thread only
 #   bench/compare_torch.sh path/to/other_ref.py 1 2
 #   SHAPES="tiny tables" STEPS=3 WARMUP=1 bench/compare_torch.sh 1   # a quick check (timings meaningless)
@@ -23,7 +24,7 @@ cd "$(dirname "$0")/.."
 REF=bench/torch_ref.py
 if [ $# -gt 0 ] && { [[ "$1" == *.py ]] || [ -f "$1" ]; }; then REF=$1; shift; fi
 THREADS=${*:-1 2}
-SHAPES=${SHAPES:-tiny small base-short tables}
+SHAPES=${SHAPES:-tiny small base-short tables ruoss kazemnejad lm}
 WARMUP=${WARMUP:-3}
 ROUNDS=${ROUNDS:-1}
 [[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || { echo "compare_torch.sh: ROUNDS must be a positive integer, got '$ROUNDS'" >&2; exit 2; }
@@ -49,9 +50,18 @@ declare -A FLAGS=(
   [small]="--d-model 256 --heads 8 --d-ff 1024 --enc-layers 3 --dec-layers 3 --vocab 8000 --batch 64 --src-len 30 --tgt-len 30 --tie none"
   [base-short]="--d-model 512 --heads 8 --d-ff 2048 --enc-layers 6 --dec-layers 6 --vocab 8000 --batch 16 --src-len 32 --tgt-len 32 --tie none"
   [tables]="--d-model 128 --heads 4 --d-ff 512 --enc-layers 2 --dec-layers 2 --vocab 4000 --batch 64 --src-len 32 --tgt-len 32 --tie all"
+  # the shapes the studies train (kStudyShapes): configs/ruoss, configs/kazemnejad, configs/lm_converged
+  [ruoss]="--family encoder_only --d-model 64 --heads 8 --d-ff 256 --dec-layers 5 --vocab 8 --batch 64 --src-len 64 --tgt-len 64 --dropout 0.1 --attn-dropout 0 --clip-norm 0"
+  [kazemnejad]="--family decoder_only --d-model 128 --heads 4 --d-ff 512 --dec-layers 4 --vocab 106 --batch 64 --src-len 24 --tgt-len 24 --dropout 0.1 --attn-dropout 0.1 --clip-norm 1"
+  [lm]="--family decoder_only --d-model 128 --heads 4 --d-ff 512 --dec-layers 2 --vocab 4000 --batch 64 --src-len 64 --tgt-len 64 --dropout 0.1 --attn-dropout 0.1 --clip-norm 0"
+)
+# The encodings measured per shape (relpos_bench's pe column): its campaigns' encodings for the study shapes.
+declare -A PES=(
+  [tiny]="abs rel" [small]="abs rel" [base-short]="abs rel" [tables]="abs rel"
+  [ruoss]="rope alibi txl rand-rope" [kazemnejad]="rope alibi t5 none" [lm]="rope alibi"
 )
 for shape in $SHAPES; do
-  [ -n "${FLAGS[$shape]+x}" ] || { echo "compare_torch.sh: unknown shape '$shape' (tiny, small, base-short, tables)" >&2; exit 2; }
+  [ -n "${FLAGS[$shape]+x}" ] || { echo "compare_torch.sh: unknown shape '$shape' (tiny, small, base-short, tables, ruoss, kazemnejad, lm)" >&2; exit 2; }
 done
 
 # The machine, and the OpenBLAS kernels. OpenBLAS misdetects some (virtual) CPUs and falls back to an
@@ -116,9 +126,9 @@ for ((round = 1; round <= ROUNDS; round++)); do
   for t in $THREADS; do
     for shape in $SHAPES; do
       steps=${STEPS:-10}; [ "$shape" = tiny ] && steps=${STEPS:-30}
-      # relpos_bench runs abs and rel of one shape: columns shape pe params tok/s ms GFLOP/s of-peak MiB loss0
+      # relpos_bench runs every encoding of one shape: columns shape pe params tok/s ms GFLOP/s of-peak MiB loss0
       ours=$("$BENCH" --threads "$t" --only "$shape" --steps "$steps" --warmup "$WARMUP" --no-attention 2>"$err" || true)
-      for pe in abs rel; do
+      for pe in ${PES[$shape]}; do
         read -r ot op om ol < <(awk -v s="$shape" -v pe="$pe" '$1==s && $2==pe && NF>=9 {print $4, $7, $8, $9}' <<<"$ours") || true
         if [ -z "${ot:-}" ]; then echo "relpos_bench failed ($shape $pe): $(tail -1 "$err")" >&2; ot=0; op=-; om=-; ol=-; fi
         # shellcheck disable=SC2086
