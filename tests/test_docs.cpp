@@ -1,6 +1,5 @@
-// The lists the docs show a reader (the position encodings in README.md, the tasks in docs/configs.md's
-// data.task row) are the registries' names, so a new plug-in that is not documented, or a name left
-// behind after one is removed, fails the suite; and no code outside experiments/tasks/ names a task.
+// No code outside experiments/tasks/ names a task. (The lists of encodings and tasks the docs show a reader are
+// checked against the registries by tests/test_registry_lists.cpp, one row per list.)
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -14,54 +13,6 @@
 
 #include <catch2/catch.hpp>
 
-namespace {
-
-std::string read_doc(const std::string& rel) {
-    std::ifstream f(std::string(RELPOS_SOURCE_DIR) + "/" + rel);
-    REQUIRE(f.good());
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
-
-// The `backticked` single words of text.
-std::set<std::string> backticked_names(const std::string& text) {
-    std::set<std::string> out;
-    static const std::regex re("`([a-z][a-z0-9_]*)`");
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it)
-        out.insert((*it)[1]);
-    return out;
-}
-
-// The text of `doc` from the first occurrence of `from` to the next occurrence of `to` after it.
-std::string between(const std::string& doc, const std::string& from, const std::string& to) {
-    const auto a = doc.find(from);
-    INFO("looking for '" << from << "'");
-    REQUIRE(a != std::string::npos);
-    const auto b = doc.find(to, a + from.size());
-    INFO("looking for '" << to << "' after it");
-    REQUIRE(b != std::string::npos);
-    return doc.substr(a + from.size(), b - a - from.size());
-}
-
-std::set<std::string> as_set(const std::vector<std::string>& v) { return {v.begin(), v.end()}; }
-
-}  // namespace
-
-TEST_CASE("docs/readme_lists_every_registered_position_encoding", "[docs]") {
-    // README.md: "... **position encodings as plug-ins**: `none`, `sinusoidal`, ... A new encoding is ..."
-    const std::string list = between(read_doc("README.md"), "**position encodings as plug-ins**", "A new encoding is");
-    // (an option quoted with its value, `bidirectional: offset`, is not a name: it has a ':' and a space)
-    CHECK(backticked_names(list) == as_set(relpos::nn::position_registry().names()));
-}
-
-TEST_CASE("docs/configs_md_lists_every_registered_task", "[docs]") {
-    // docs/configs.md, the data.task row: "| `task` | string | `multi30k` | a registered task (`relpos list`): ..."
-    const std::string row = between(read_doc("docs/configs.md"), "| `task` | string |", "\n");
-    std::set<std::string> listed = backticked_names(between("|" + row, "a registered task", "| what to learn"));
-    listed.erase("relpos");  // `relpos list`
-    CHECK(listed == as_set(relpos::task_registry().names()));
-}
 
 TEST_CASE("docs/no_code_outside_tasks_names_a_task", "[docs][tasks]") {
     // Tasks are plug-ins: the engine, the layers and every room of experiments/ but tasks/ work for any task

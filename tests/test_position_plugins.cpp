@@ -1,5 +1,5 @@
-// The position-encoding plug-ins rope, alibi, t5, kerple, fire and txl: gradient checks, values against independent
-// references (written here from the papers, not from the plug-ins), incremental decoding equal to
+// Checks of single position-encoding plug-ins (each TEST_CASE names its encoding): gradient checks, values
+// against independent references (written here from the papers, not from the plug-ins), incremental decoding equal to
 // full decoding, their registry / `relpos list` entries, and a toy encoding defined only in this file
 // that a config names and `run_experiment` trains end to end (the plug-in path stays open).
 #include <sys/wait.h>
