@@ -159,7 +159,7 @@ TEST_CASE("config/out_of_range", "[config]") {
     CHECK(has(config_error([] { load_config(fixture("minimal.yaml"), {"eval.metrics=[bleu, bleu_tk]"}); }),
               "eval.metrics[1]: must be one of bleu, bleu_tok, loss, ppl, accuracy, token_accuracy, ppl_sliding, loss_by_position, extension_ratio, got 'bleu_tk' (did you mean 'bleu_tok'?)"));
     CHECK(has(config_error([] { load_config(fixture("minimal.yaml"), {"data.synthetic.train_len=[20, 5]"}); }),
-              "data.synthetic.train_len: must be [min, max] with integers 1 <= min <= max, got [20, 5]"));
+              "data.synthetic.train_len: must be [min, max] with integers 1 <= min <= max <= 100000, got [20, 5]"));
     CHECK(has(config_error([] { load_config(fixture("minimal.yaml"), {"name=../x"}); }),
               "name: must be letters, digits, '_', '.' and '-' only"));
 }

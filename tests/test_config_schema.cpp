@@ -166,7 +166,7 @@ TEST_CASE("config/the writer writes exactly the declared keys of a config that u
     const auto written = written_keys(
         "name: t\nrun_store: store\ndata: {task: brown}\nmodel: {family: decoder_only}\n"
         "train: {valid_bleu: true, stop: {patience: 2, target_metric: accuracy, target: 99}}\n"
-        "sweep: {cells: [{train.lr: 0.5}]}\neval: {split_metrics: {val: [ppl]}}\n"
+        "sweep: {cells: [{train.lr: 0.5}], only: ['lr=*']}\neval: {split_metrics: {val: [ppl]}}\n"
         "report: {reference: {title: paper, values: {a: 1}}, compare: {dir: other}}\n");
     CHECK(keys_of(written) == declared_keys());
 }
@@ -185,6 +185,7 @@ TEST_CASE("config/the writer writes each declared key at its declared default", 
         "train.stop.rule", "train.stop.target_metric", "train.stop.target",  // the same; a target only when set
         "train.valid_bleu",                                           // only when true (older names kept)
         "sweep.cells",                                                // only when given (experiment.yaml as before)
+        "sweep.only",                                                 // the same
         "eval.split_metrics",                                         // only when given (run names as before)
     };
     const auto written = written_keys("name: t\n");

@@ -324,7 +324,7 @@ TEST_CASE("reliability/broken_configs", "[reliability][errors]") {
         cfg("../tiny_run.yaml", {"command-line override", "sweep.grid.model.position.k", "list"}, "sweep.grid.model.position.k=4"),
         cfg("../tiny_run.yaml", {"command-line override", "model.position[2]"}, "model.position[2].k=4"),
         cfg("../tiny_run.yaml", {C + "../tiny_run.yaml", "data.synthetic", "n_symbols"}, "data.synthetic.n_symbols=2000000"),
-        cfg("../tiny_run.yaml", {C + "../tiny_run.yaml", "data.synthetic.train_size", "GiB"},
+        cfg("../tiny_run.yaml", {"command-line override", "data.synthetic.train_size", "GiB", "lower it"},
             "data.synthetic.train_size=900000000000"),
         // usage
         Case{"no config", "run", {"config", "--help"}},

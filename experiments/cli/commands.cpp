@@ -25,6 +25,7 @@
 #include "experiments/util/files.hpp"
 #include "experiments/util/system.hpp"
 #include "experiments/tasks/seq2seq.hpp"
+#include "experiments/tasks/sequence_limits.hpp"
 #include "experiments/train/model.hpp"
 #include "nn/position.hpp"
 #include "nn/printable.hpp"
@@ -134,6 +135,13 @@ void check_stdin_line(const std::string& line, std::size_t lineno) {
     if (!is_valid_utf8(line))
         throw DataError(fmt::format("stdin line {} is not valid UTF-8 (relpos reads UTF-8 text; convert it first, e.g. "
                                     "iconv -f latin1 -t utf-8)",
+                                    lineno));
+    // A CR before the end of a line: the input's lines end in CR alone (all of them, or some: mixed endings), so
+    // what reads as one line holds several; named here rather than as its symptom (a sentence too long).
+    if (const auto cr = line.find('\r'); cr != std::string::npos && cr + 1 < line.size())
+        throw DataError(fmt::format("stdin line {} holds a carriage return (CR) before its end: the input has "
+                                    "carriage-return-only or mixed line endings; give every line an LF ending (CR-only "
+                                    "text: tr '\\r' '\\n')",
                                     lineno));
 }
 
@@ -297,6 +305,7 @@ std::vector<Json> eval_splits(const std::string& run_dir, const std::vector<std:
     // The model is built as it was trained: from the run's own config and data (a learned position table's
     // size follows the longest sequence of the run's splits); the splits scored come from the overridden one.
     auto [trained, cfg] = eval_configs(run_dir, splits, overrides);
+    check_memory_up_front(cfg, overrides);  // before its data are generated (an overridden test_len, test_size)
     const int threads = use_run_threads(run_dir, cfg);
     {  // another machine or OpenBLAS kernel family rounds differently: say so before the numbers differ
         const RunRecord rec = read_finished_run(fs::path(run_dir) / "results.json");
@@ -314,6 +323,7 @@ std::vector<Json> eval_splits(const std::string& run_dir, const std::vector<std:
     const std::string cache = subword_cache.empty() ? (scratch / "subword").string() : subword_cache;
     const Dataset as_trained = load_dataset(trained, cache, log);
     const Dataset data = load_dataset(cfg, cache, log);
+    check_randomized_ranges(cfg, data);  // the overridden test lengths, when the encoding draws at evaluation
     // A subword task retrains its SentencePiece model from the run's data (deterministic): the ids the
     // checkpoint was trained on only if that model is the run's own, byte for byte.
     const fs::path own_subword = fs::path(run_dir) / "subword.model";

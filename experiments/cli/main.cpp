@@ -224,7 +224,7 @@ int main(int argc, char** argv) {
     } catch (const WriteError& e) {  // the disk, not the input
         return fail(1, "error", std::string("cannot write files: ") + e.what());
     } catch (const std::bad_alloc&) {
-        return fail(1, "error", "out of memory (a smaller model, batch_tokens or eval.batch_tokens needs less)");
+        return fail(1, "error", "out of memory (a smaller model, train.batch_tokens or eval.batch_tokens, or fewer or shorter examples (data.synthetic sizes and lengths, data.lm.eval_lengths) need less)");
     } catch (const std::filesystem::filesystem_error& e) {
         // The disk, not the input: full, read-only, or changed under the run.
         return fail(1, "error", std::string("cannot read or write files: ") + e.what());

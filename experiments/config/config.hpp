@@ -165,6 +165,10 @@ struct SweepConfig {
     std::vector<SweepAxis> cells;
     std::size_t cell_count() const { return cells.empty() ? 0 : cells.front().values.size(); }
     std::vector<long> seeds;      // [] = just the top-level seed
+    // sweep.only: the points that make up the study, as patterns of run ids (fnmatch, as `relpos run --only`
+    // takes); [] = every point. A study that stopped at its budget lists the points it ran, so that `relpos
+    // run` of its committed config trains nothing more; the others stay in the grid (and in the run names).
+    std::vector<std::string> only;
 };
 
 struct ReferenceColumn {  // report.reference: the paper's published numbers

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -35,6 +36,13 @@ const std::vector<std::string> kPlots{"learning_curves", "metric_vs_row", "atten
 // move runs out of the experiment's directory.
 const std::vector<std::string> kUnsweepable{"name", "description", "results_dir", "run_store", "sweep", "report"};
 
+// Metrics that are percentages (0-100), the targets train.stop.target is checked against; "token_accuracy@mean"
+// and other "@..." forms are the same metric.
+bool is_percentage_metric(const std::string& metric) {
+    const std::string base = metric.substr(0, metric.find('@'));
+    return base == "accuracy" || base == "token_accuracy" || base == "bleu" || base == "bleu_tok";
+}
+
 std::vector<std::string> all_splits(const DataConfig& d) {
     std::vector<std::string> out{d.valid_split};
     for (const auto& s : d.test_splits)
@@ -42,20 +50,35 @@ std::vector<std::string> all_splits(const DataConfig& d) {
     return out;
 }
 
+// The longest sequence a config may ask for (data.synthetic lengths, data.lm.context and eval_lengths): one
+// attention matrix of 100,000 tokens is already 40 GB a head, so a longer one is a typo, not a plan (the
+// memory check, experiments/tasks/sequence_limits.hpp, refuses shorter ones a machine cannot hold).
+constexpr long kMaxSequenceLength = 100000;
+
+// An integer in [min, max] written by hand-read keys (a [min, max] pair, a list of lengths): false for
+// text that is not one, or one beyond 64 bits (strtol's ERANGE), or out of range.
+bool parse_bounded_long(const YAML::Node& item, long min, long max, long& out) {
+    const std::string s = item.IsScalar() ? item.Scalar() : "";
+    if (s.empty() || std::isspace(static_cast<unsigned char>(s[0]))) return false;
+    char* end = nullptr;
+    errno = 0;
+    out = std::strtol(s.c_str(), &end, 10);
+    return *end == '\0' && errno != ERANGE && out >= min && out <= max;
+}
+
 LengthRange read_length_range(YamlOptions& o, const std::string& key, LengthRange def) {
-    o.declare(key, "[min, max]", fmt::format("[{}, {}]", def.min, def.max), "integers, 1 <= min <= max");
+    o.declare(key, "[min, max]", fmt::format("[{}, {}]", def.min, def.max),
+              fmt::format("integers, 1 <= min <= max <= {}", kMaxSequenceLength));
     if (!o.has(key)) return def;
     const YAML::Node n = o.get_node(key);
-    const std::string expect = "must be [min, max] with integers 1 <= min <= max";
+    const std::string expect = fmt::format("must be [min, max] with integers 1 <= min <= max <= {}", kMaxSequenceLength);
     if (!n.IsSequence() || n.size() != 2) o.fail(key, fmt::format("{}, got {}", expect, value_text(n)));
     LengthRange r;
     long* out[2] = {&r.min, &r.max};
     for (std::size_t i = 0; i < 2; ++i) {
         const YAML::Node item = n[i];
-        char* end = nullptr;
-        const std::string s = item.IsScalar() ? item.Scalar() : "";
-        const long v = s.empty() ? 0 : std::strtol(s.c_str(), &end, 10);
-        if (s.empty() || *end != '\0' || v < 1)
+        long v = 0;
+        if (!parse_bounded_long(item, 1, kMaxSequenceLength, v))
             o.fail_at(item, fmt::format("{}[{}]", o.key_path(key), i), fmt::format("{}, got {}", expect, describe_node(item)));
         *out[i] = v;
     }
@@ -74,22 +97,21 @@ void read_synthetic(YamlOptions o, SyntheticConfig& s) {
 }
 
 void read_lm(YamlOptions o, LanguageModelConfig& l) {
-    l.context = o.get_int("context", l.context, 2, kNoMax);
+    l.context = o.get_int("context", l.context, 2, kMaxSequenceLength);
     {
         std::string def;
         for (long v : l.eval_lengths) def += (def.empty() ? "" : ", ") + std::to_string(v);
-        o.declare("eval_lengths", "list of ints", "[" + def + "]", "non-empty, each >= 2");
+        o.declare("eval_lengths", "list of ints", "[" + def + "]", fmt::format("non-empty, each in [2, {}]", kMaxSequenceLength));
     }
     if (o.has("eval_lengths")) {
         const YAML::Node n = o.get_node("eval_lengths");
-        const std::string expect = "must be a non-empty list of integers >= 2 (window lengths)";
+        const std::string expect =
+            fmt::format("must be a non-empty list of integers in [2, {}] (window lengths)", kMaxSequenceLength);
         if (!n.IsSequence() || n.size() == 0) o.fail("eval_lengths", fmt::format("{}, got {}", expect, value_text(n)));
         l.eval_lengths.clear();
         for (std::size_t i = 0; i < n.size(); ++i) {
-            const std::string t = n[i].IsScalar() ? n[i].Scalar() : "";
-            char* end = nullptr;
-            const long v = t.empty() ? 0 : std::strtol(t.c_str(), &end, 10);
-            if (t.empty() || *end != '\0' || v < 2)
+            long v = 0;
+            if (!parse_bounded_long(n[i], 2, kMaxSequenceLength, v))
                 o.fail_at(n[i], fmt::format("{}[{}]", o.key_path("eval_lengths"), i), fmt::format("{}, got {}", expect, describe_node(n[i])));
             l.eval_lengths.push_back(v);
         }
@@ -208,6 +230,12 @@ void read_train(YamlOptions& o, TrainConfig& t) {
         t.target_metric = st.get_string("target_metric", t.target_metric);
         omit_from_run_name_at(st, "target_metric", "");
         t.target = st.get_number("target", t.target, -kInf, kInf, false, false);
+        // A target outside what its metric can reach: above the top it is never reached (the run trains to its
+        // cap), at or below the bottom it is reached by the first validation.
+        if (is_percentage_metric(t.target_metric) && st.has("target") && (t.target <= 0 || t.target > 100))
+            st.fail("target", fmt::format("must be in (0, 100] for {} (a percentage: above 100 it is never reached, at "
+                                          "or below 0 the first validation reaches it), got {}",
+                                          t.target_metric, st.get_node("target").Scalar()));
         if (t.target_metric.empty() && st.has("target"))
             st.fail("target", "needs stop.target_metric (the validation metric it is a target for, e.g. accuracy)");
         if (!t.target_metric.empty() && !st.has("target"))
@@ -350,6 +378,13 @@ void read_sweep(YamlOptions& o, SweepConfig& s) {
     for (std::size_t i = 0; i < s.seeds.size(); ++i)
         for (std::size_t j = 0; j < i; ++j)
             if (s.seeds[i] == s.seeds[j]) o.fail("seeds", fmt::format("repeats the seed {}", s.seeds[i]));
+    s.only = o.get_string_list("only", s.only);
+    for (std::size_t i = 0; i < s.only.size(); ++i) {
+        if (s.only[i].empty()) o.fail("only", fmt::format("entry {} is empty; each is a pattern of run ids (as `relpos "
+                                                          "run --only` takes), e.g. 'position=type-rope_*'", i + 1));
+        for (std::size_t j = 0; j < i; ++j)
+            if (s.only[i] == s.only[j]) o.fail("only", fmt::format("repeats the pattern '{}'", s.only[i]));
+    }
     if (!s.seeds.empty()) {
         for (const auto& axis : s.grid)
             if (axis.key == "seed")

@@ -213,6 +213,11 @@ std::string to_yaml(const ExperimentConfig& c) {
     out << Key << "seeds" << Value << Flow << BeginSeq;
     for (long s : c.sweep.seeds) out << s;
     out << EndSeq;
+    if (!c.sweep.only.empty()) {  // written only when given, so that configs without it read as before
+        out << Key << "only" << Value << BeginSeq;
+        for (const auto& pattern : c.sweep.only) out << pattern;
+        out << EndSeq;
+    }
     out << EndMap;
 
     const auto& r = c.report;

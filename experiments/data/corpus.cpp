@@ -47,11 +47,32 @@ std::string read_all(const std::string& path, const std::string& context) {
     return out;
 }
 
+// The offset of the first CR that does not end a CRLF line, or npos.
+std::size_t lone_carriage_return(const std::string& text) {
+    for (std::size_t at = text.find('\r'); at != std::string::npos; at = text.find('\r', at + 1))
+        if (at + 1 == text.size() || text[at + 1] != '\n') return at;
+    return std::string::npos;
+}
+
 }  // namespace
 
 std::vector<std::string> read_lines(const std::string& path, const std::string& context) {
     const std::string text = read_all(path, context);
     if (text.empty()) throw DataError("data file " + path + " is empty" + with_context(context) + ".");
+    // Line endings: LF and CRLF (its CR dropped below) are lines; a CR not before an LF would stay inside a
+    // line (a whole CR-only file read as one line), so it is named here instead of as its symptom (one
+    // enormous sentence).
+    if (const std::size_t at = lone_carriage_return(text); at != std::string::npos) {
+        const std::size_t line = 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + at, '\n'));
+        throw DataError("data file " + path +
+                        (text.find('\n') != std::string::npos
+                             ? " has mixed line endings: line " + std::to_string(line) +
+                                   " ends in a lone carriage return (CR) where the others end in LF; give every line "
+                                   "an LF (or CRLF) ending"
+                             : " has carriage-return-only (CR, classic Mac) line endings; convert them to LF "
+                               "(e.g. tr '\\r' '\\n' < in > out)") +
+                        with_context(context) + ".");
+    }
     std::vector<std::string> lines;
     std::size_t start = 0;
     while (start < text.size()) {

@@ -21,6 +21,7 @@
 #include "experiments/run/provenance.hpp"
 #include "experiments/run/run_one.hpp"
 #include "experiments/run/store.hpp"
+#include "experiments/tasks/sequence_limits.hpp"
 #include "experiments/tasks/task.hpp"
 #include "experiments/train/distributed.hpp"
 #include "experiments/train/model.hpp"
@@ -67,7 +68,7 @@ int follow_orders(const std::string& config_path, const std::vector<std::string>
         if (order.at(0) == kAllDone) return static_cast<int>(order.at(1));
         if (!loaded) {  // only once rank 0 has found the config good, so that a bad one is reported once
             const ExperimentConfig top = load_config(config_path, overrides);
-            points = expand_sweep(top, config_path, overrides);
+            points = select_study(expand_sweep(top, config_path, overrides), top, config_path);
             if (!opt.only.empty()) points = select_matching(points, opt.only, config_path);
             else if (auto own = point_of_own_directory(points, top, config_path)) points = {points[*own]};
             if (opt.shard) points = select_shard(points, *opt.shard);
@@ -107,6 +108,8 @@ int run_experiment(const std::string& config_path, const std::vector<std::string
 int lead_experiment(const std::string& config_path, const std::vector<std::string>& overrides, const RunOptions& opt) {
     ExperimentConfig top = load_config(config_path, overrides);
     auto points = expand_sweep(top, config_path, overrides);
+    const std::size_t grid_points = points.size();
+    points = select_study(points, top, config_path);
     const std::size_t total_points = points.size();
     if (!opt.only.empty()) points = select_matching(points, opt.only, config_path);
     const auto own = opt.only.empty() ? point_of_own_directory(points, top, config_path) : std::nullopt;
@@ -156,7 +159,11 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
     Progress progress(opt.quiet);
     // Every point's model is validated before anything is listed or run (an invalid plug-in option such
     // as k: -1 fails here, with its file and line, not when the run starts).
-    for (auto& p : points) build_model(p.config, 16);
+    // So is what its data and evaluation need in memory (check_memory_up_front), before any is generated.
+    for (auto& p : points) {
+        build_model(p.config, 16);
+        check_memory_up_front(p.config, overrides);
+    }
     // Default layout: two 1-thread runs side by side train 1.19x (sinusoidal) to 1.26x (Shaw) more tokens
     // per second than one 2-thread run on 2 cores (docs/performance.md), so by default every thread of
     // `threads` gets a run of its own while there are points enough.
@@ -208,8 +215,15 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
                                    "core-hours of training left", seconds / finished / 3600,
                                    seconds / finished * left / 3600);
         std::fflush(stdout);  // after the points, also through a pipe
-        fmt::print(stderr, "# {} of {} run(s) finished, {} left{}{}\n", finished, points.size(), left,
-                   started ? fmt::format(" ({} started)", started) : "", estimate);
+        // sweep.only: the study is these points, not the whole grid
+        const std::string study = top.sweep.only.empty()
+                                      ? std::string()
+                                      : fmt::format(" (sweep.only: the study's {} of the grid's {} points)",
+                                                    total_points, grid_points);
+        const std::string complete =
+            left == 0 && opt.only.empty() && !opt.shard ? "; the study is complete: `relpos run` trains nothing" : "";
+        fmt::print(stderr, "# {} of {} run(s) finished, {} left{}{}{}{}\n", finished, points.size(), left,
+                   started ? fmt::format(" ({} started)", started) : "", estimate, study, complete);
         return 0;
     }
 
@@ -235,6 +249,7 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
                 slot = std::make_shared<Dataset>(load_dataset(p.config, (exp_dir / "subword").string(),
                                                               [&](const std::string& s) { data_messages.push_back(s); }));
             auto model = build_model(p.config, slot->vocab, slot->longest_source, slot->longest_target);
+            check_randomized_ranges(p.config, *slot);
             check_existing_run(p, run_dir_of(p), *model, is_equivalent_point(p));
         }
     } catch (...) {
@@ -285,6 +300,10 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
                                  jobs, threads_each, ranks > 1 ? fmt::format(" x {} MPI ranks", ranks) : "",
                                  exp_dir.string()));
     for (auto& m : data_messages) progress.message(m);
+    if (std::all_of(points.begin(), points.end(),
+                    [&](const SweepPoint& p) { return fs::exists(run_dir_of(p) / "results.json"); }))
+        progress.message(fmt::format("{}: every run has finished{}: nothing to train", top.name,
+                                     opt.only.empty() && !opt.shard ? " (the study is complete)" : ""));
     if (const std::string note = blas::core_type_notice(); !note.empty()) progress.message(note);
 
     // --finish-before: the last moment a run may start is that time less the longest run the sweep has

@@ -14,6 +14,11 @@ namespace relpos {
 // option existed keep their names), and an encoding that adds nothing names the run of {type: none}.
 std::string run_identity(const ExperimentConfig& cfg);
 
+// One model.position entry with every option of its encoding at its value (defaults written out), options
+// left out of run names at their declared value dropped: what run_identity names the run by. A fresh node
+// (the spec's own is not touched).
+YAML::Node resolved_position(const PositionSpec& spec);
+
 // Whether a run recorded with config hash `recorded` is this config's run: the same config, or one that
 // run_identity names the same (the same computation, e.g. Shaw with neither term and no positions).
 bool same_run(const std::string& recorded, const ExperimentConfig& cfg);

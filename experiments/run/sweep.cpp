@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <cctype>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "experiments/run/identity.hpp"
 #include "experiments/util/text.hpp"
 
 namespace relpos {
@@ -192,6 +194,39 @@ std::vector<SweepPoint> expand_sweep(const ExperimentConfig& cfg, const std::str
         if (done) break;
     }
 
+    // An encoding given twice in one model (the same options once its defaults are filled in) adds one
+    // term twice: a typo, refused with both entries named.
+    for (const auto& p : points) {
+        const auto& pos = p.config.model.position;
+        std::vector<std::string> seen;
+        for (const auto& spec : pos) seen.push_back(value_yaml(resolved_position(spec)));
+        for (std::size_t j = 0; j < pos.size(); ++j)
+            for (std::size_t i = 0; i < j; ++i)
+                if (seen[i] == seen[j]) {
+                    YamlOptions o = pos[j].options();
+                    try {
+                        o.fail_at(pos[j].node, pos[j].key,
+                                  fmt::format("is the encoding of {} again ({} with its defaults filled in); a model "
+                                              "takes each encoding once", pos[i].key, value_text(resolved_position(pos[i]))));
+                    } catch (const std::exception& e) {
+                        throw ConfigError(e.what());
+                    }
+                }
+    }
+    // Two points that are one run (values that differ only in defaults, e.g. {type: shaw, k: 2} and
+    // {type: shaw, k: 2, keys: true}) would train it twice under two names, or share it in a run store and
+    // fill two rows with one run: refused, both named.
+    std::map<std::string, std::size_t> by_identity;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        const auto [it, fresh] = by_identity.emplace(run_identity(points[i].config), i);
+        if (fresh) continue;
+        const SweepPoint& a = points[it->second];
+        const SweepPoint& b = points[i];
+        throw ConfigError(fmt::format("{}: sweep: the points {} ({}) and {} ({}) are the same run (their values differ "
+                                      "only in defaults, which `relpos list` shows); list it once",
+                                      path, a.id, join(a.overrides, " "), b.id, join(b.overrides, " ")));
+    }
+
     std::set<std::string> ids;
     for (const auto& p : points)
         if (!ids.insert(p.id).second)
@@ -253,6 +288,29 @@ std::vector<SweepPoint> select_matching(const std::vector<SweepPoint>& points, c
                                       "--list` lists them)", option, glob, points.size(), config_path, join(ids),
                                       points.size() > ids.size() ? ", ..." : "", config_path));
     }
+    return out;
+}
+
+std::vector<SweepPoint> select_study(const std::vector<SweepPoint>& points, const ExperimentConfig& cfg,
+                                     const std::string& config_path) {
+    const auto& only = cfg.sweep.only;
+    if (only.empty()) return points;
+    std::vector<bool> used(only.size(), false);
+    std::vector<SweepPoint> out;
+    for (const auto& p : points) {
+        bool in = false;
+        for (std::size_t i = 0; i < only.size(); ++i)
+            if (::fnmatch(only[i].c_str(), p.id.c_str(), 0) == 0) in = used[i] = true;
+        if (in) out.push_back(p);
+    }
+    for (std::size_t i = 0; i < only.size(); ++i)
+        if (!used[i]) {
+            std::vector<std::string> ids;
+            for (std::size_t k = 0; k < points.size() && k < 3; ++k) ids.push_back(points[k].id);
+            throw ConfigError(fmt::format("{}: sweep.only: '{}' matches none of the {} run id(s) of the sweep (e.g. {}; "
+                                          "`relpos run {} --list` lists the study's points)",
+                                          config_path, only[i], points.size(), join(ids), config_path));
+        }
     return out;
 }
 

@@ -35,6 +35,12 @@ struct SweepPoint {
 std::vector<SweepPoint> expand_sweep(const ExperimentConfig& cfg, const std::string& path,
                                      const std::vector<std::string>& overrides = {}, const LoadFlags& flags = {});
 
+// sweep.only: the points that make up the study (those whose id matches one of the patterns), in sweep
+// order; all of them when it is empty. Throws ConfigError naming a pattern that matches no point (a stale
+// list). `relpos run` and its MPI followers select with it before --only; reports read every point.
+std::vector<SweepPoint> select_study(const std::vector<SweepPoint>& points, const ExperimentConfig& cfg,
+                                     const std::string& config_path);
+
 struct Shard {
     std::size_t index = 0;  // 0-based, < count (Slurm: ${SLURM_ARRAY_TASK_ID} with --array=0-(count-1))
     std::size_t count = 1;

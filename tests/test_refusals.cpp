@@ -1,0 +1,216 @@
+// Values that cannot work are refused before anything is created: one sentence naming the file or override,
+// the key and what is allowed, exit code 2, no results directory, and a run's own directory unchanged by
+// `relpos eval`. One TEST_CASE per case; each fails if the value is accepted again (the run would then train,
+// write its directory, or fail late with another message).
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "experiments/data/corpus.hpp"
+#include "tests/cli_helpers.hpp"
+
+#include <catch2/catch.hpp>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kBin = std::string(RELPOS_BINARY_DIR) + "/relpos";
+const std::string kEncoderOnly = std::string(RELPOS_SOURCE_DIR) + "/tests/fixtures/tiny_encoder_only.yaml";
+
+using relpos::test::Cmd;
+using relpos::test::sh;
+
+fs::path scratch(const std::string& what) {
+    const fs::path p = fs::temp_directory_path() / ("relpos-refusals-" + what + "-" + std::to_string(getpid()));
+    fs::remove_all(p);
+    return p;
+}
+
+// `relpos run CONFIG results_dir=<fresh> OVERRIDES`: exit 2, one line "error: ...", each fragment, nothing
+// written (the results directory does not exist afterwards).
+void expect_refused(const std::string& config, const std::vector<std::string>& overrides,
+                    const std::vector<std::string>& fragments) {
+    const fs::path out = scratch("run");
+    std::string cmd = kBin + " run " + config + " results_dir=" + out.string();
+    for (const auto& o : overrides) cmd += " '" + o + "'";
+    const Cmd r = sh(cmd);
+    INFO(cmd << "\n" << r.out);
+    CHECK(r.code == 2);
+    CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
+    CHECK_THAT(r.out, Catch::StartsWith("error: "));
+    for (const auto& f : fragments) CHECK_THAT(r.out, Catch::Contains(f));
+    CHECK_FALSE(fs::exists(out));
+    fs::remove_all(out);
+}
+
+// Every file under `dir` with its size and modification time: what "unchanged" compares.
+std::string listing(const fs::path& dir) {
+    std::ostringstream s;
+    std::vector<std::string> lines;
+    for (const auto& e : fs::recursive_directory_iterator(dir)) {
+        std::error_code ec;
+        const auto size = e.is_regular_file(ec) ? e.file_size(ec) : 0;
+        lines.push_back(fs::relative(e.path(), dir).string() + " " + std::to_string(size) + " " +
+                        std::to_string(fs::last_write_time(e.path(), ec).time_since_epoch().count()));
+    }
+    std::sort(lines.begin(), lines.end());
+    for (const auto& l : lines) s << l << "\n";
+    return s.str();
+}
+
+// One trained tiny run (encoder-only reverse, a second of training) for the `relpos eval --run` cases.
+const fs::path& trained_run() {
+    static const fs::path run = [] {
+        const fs::path out = scratch("eval");
+        const Cmd r = sh(kBin + " run " + kEncoderOnly + " results_dir=" + out.string() + " --quiet");
+        INFO(r.out);
+        REQUIRE(r.code == 0);
+        return out / "tiny_encoder_only" / "runs" / "seed=3";
+    }();
+    return run;
+}
+
+// `relpos eval --run RUN --split test OVERRIDE`: exit 2, one line, the fragments, the run directory unchanged.
+void expect_eval_refused(const std::string& override_text, const std::vector<std::string>& fragments) {
+    const fs::path& run = trained_run();
+    const std::string before = listing(run);
+    const std::string cmd = kBin + " eval --run " + run.string() + " --split test '" + override_text + "'";
+    const Cmd r = sh(cmd);
+    INFO(cmd << "\n" << r.out);
+    CHECK(r.code == 2);
+    CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
+    CHECK_THAT(r.out, Catch::StartsWith("error: "));
+    for (const auto& f : fragments) CHECK_THAT(r.out, Catch::Contains(f));
+    CHECK(listing(run) == before);
+}
+
+}  // namespace
+
+// ---- test lengths and integers: a documented bound, and 64 bits
+
+TEST_CASE("refusals/test_len beyond the documented bound", "[cli][errors][refusals]") {
+    expect_refused(kEncoderOnly, {"data.synthetic.test_len=[41, 100000000]"},
+                   {"command-line override", "data.synthetic.test_len[1]", "<= 100000", "100000000"});
+    expect_eval_refused("data.synthetic.test_len=[41, 100000000]",
+                        {"command-line override", "data.synthetic.test_len[1]", "<= 100000"});
+}
+
+TEST_CASE("refusals/an integer beyond 64 bits", "[cli][errors][refusals]") {
+    expect_refused(kEncoderOnly, {"data.synthetic.test_len=[41, 99999999999999999999]"},
+                   {"data.synthetic.test_len[1]", "99999999999999999999"});
+    expect_eval_refused("data.synthetic.test_len=[41, 99999999999999999999]",
+                        {"data.synthetic.test_len[1]", "99999999999999999999"});
+    expect_refused(kEncoderOnly, {"data.synthetic.test_size=99999999999999999999"},
+                   {"data.synthetic.test_size", "must be an integer"});
+}
+
+// ---- memory: what generating the data and evaluating the longest sequence need, before either starts
+
+TEST_CASE("refusals/evaluation that cannot fit in memory names the length to lower", "[cli][errors][refusals]") {
+    // 2 heads x (2 x 100000 + 3)^2 scores and weights: 640 GB of attention for one layer
+    expect_refused(kEncoderOnly, {"data.synthetic.test_len=[41, 100000]"},
+                   {"command-line override", "data.synthetic.test_len:", "GiB", "lower its maximum"});
+    expect_eval_refused("data.synthetic.test_len=[41, 100000]",
+                        {"command-line override", "data.synthetic.test_len:", "GiB", "lower its maximum"});
+}
+
+TEST_CASE("refusals/data generation that cannot fit in memory names the size to lower", "[cli][errors][refusals]") {
+    expect_refused(kEncoderOnly, {"data.synthetic.test_size=100000000000"},
+                   {"command-line override", "data.synthetic.test_size:", "generating the examples", "GiB"});
+    expect_eval_refused("data.synthetic.test_size=100000000000",
+                        {"data.synthetic.test_size:", "generating the examples", "GiB"});
+}
+
+// ---- randomized positions: the range against the sequences it draws for
+
+TEST_CASE("refusals/a randomized range shorter than the training sequences", "[cli][errors][refusals]") {
+    // encoder-only reverse of 2-5 symbols: inputs BOS x SEP slots EOS of up to 2 x 5 + 3 = 13 tokens
+    expect_refused(kEncoderOnly, {"model.position={type: shaw, k: 4, randomized: 3}"},
+                   {"command-line override", "model.position.randomized", "[0, 3)", "training sequence has 13 tokens",
+                    "at least 13"});
+}
+
+TEST_CASE("refusals/a randomized range shorter than a test split it samples positions for", "[cli][errors][refusals]") {
+    // trains (13 <= 14), but the test split's 6-8 symbols make inputs of up to 19 tokens, drawn at evaluation
+    expect_refused(kEncoderOnly, {"model.position={type: shaw, k: 4, randomized: 14, randomized_eval: sample_by_length}"},
+                   {"model.position.randomized", "[0, 14)", "'test' sequence has 19 tokens", "at least 19",
+                    "randomized_eval: identity"});
+}
+
+TEST_CASE("refusals/a randomized range is enough when evaluation reads positions 0, 1, 2, ...", "[cli][refusals][e2e]") {
+    // The same range with randomized_eval: identity: evaluation draws nothing, the longer test split is scored.
+    const fs::path out = scratch("identity");
+    const Cmd r = sh(kBin + " run " + kEncoderOnly + " results_dir=" + out.string() +
+                     " 'model.position={type: shaw, k: 4, randomized: 14}' --quiet");
+    INFO(r.out);
+    CHECK(r.code == 0);
+    CHECK(fs::exists(out / "tiny_encoder_only" / "runs" / "seed=3" / "results.json"));
+    fs::remove_all(out);
+}
+
+// ---- competence targets against the metric's range
+
+TEST_CASE("refusals/a target above what a percentage reaches", "[cli][errors][refusals]") {
+    expect_refused(kEncoderOnly, {"train.stop={target_metric: accuracy, target: 150}"},
+                   {"train.stop.target", "(0, 100]", "accuracy", "150"});
+}
+
+TEST_CASE("refusals/a target the first validation reaches", "[cli][errors][refusals]") {
+    expect_refused(kEncoderOnly, {"train.stop={target_metric: token_accuracy, target: -5}"},
+                   {"train.stop.target", "(0, 100]", "token_accuracy", "-5"});
+}
+
+// ---- the same encoding twice, the same run twice
+
+TEST_CASE("refusals/a model given the same encoding twice", "[cli][errors][refusals]") {
+    expect_refused(kEncoderOnly, {"model.position=[{type: shaw, k: 2}, {type: shaw, k: 2}]"},
+                   {"model.position[1]", "is the encoding of model.position[0] again"});
+    // the same once the defaults are filled in
+    expect_refused(kEncoderOnly, {"model.position=[{type: shaw, k: 2}, {type: shaw, k: 2, keys: true}]"},
+                   {"model.position[1]", "is the encoding of model.position[0] again"});
+}
+
+TEST_CASE("refusals/two sweep points that are one run", "[cli][errors][refusals]") {
+    expect_refused(kEncoderOnly, {"sweep.grid.model.position=[{type: shaw, k: 2}, {type: shaw, k: 2, keys: true}]"},
+                   {"sweep: the points", "position=type-shaw-k-2_seed=3", "position=type-shaw-k-2-keys-true_seed=3",
+                    "are the same run"});
+    // (a value written twice is refused by the grid itself, naming its line)
+    expect_refused(kEncoderOnly, {"sweep.grid.model.position=[{type: shaw, k: 2}, {type: shaw, k: 2}]"},
+                   {"sweep.grid.model.position[1]", "repeats the value"});
+}
+
+// ---- line endings named
+
+TEST_CASE("refusals/carriage-return-only and mixed line endings are named", "[data][errors][refusals]") {
+    const fs::path dir = scratch("endings");
+    fs::create_directories(dir);
+    auto write = [&](const std::string& name, const std::string& bytes) {
+        std::ofstream(dir / name, std::ios::binary) << bytes;
+        return (dir / name).string();
+    };
+    const std::string cr = write("cr.txt", "ein satz\rnoch einer\rder dritte\r");
+    CHECK_THROWS_WITH(relpos::read_lines(cr), Catch::Contains(cr + " has carriage-return-only (CR, classic Mac) line "
+                                                                   "endings") &&
+                                                  Catch::Contains("convert them to LF"));
+    const std::string mixed = write("mixed.txt", "eins\nzwei\rdrei\r\nvier\n");
+    CHECK_THROWS_WITH(relpos::read_lines(mixed),
+                      Catch::Contains(mixed + " has mixed line endings: line 2 ends in a lone carriage return"));
+    // LF, CRLF, and the two mixed, stay lines
+    const std::string ok = write("ok.txt", "eins\r\nzwei\ndrei\r\n");
+    CHECK(relpos::read_lines(ok) == std::vector<std::string>{"eins", "zwei", "drei"});
+    // stdin (relpos translate, relpos normalize): the same, one sentence and exit 2
+    for (const char* input : {"ein satz\\rnoch einer\\r", "eins\\rzwei\\ndrei\\n"}) {
+        const Cmd r = sh(std::string("printf '") + input + "' | " + kBin + " normalize --lang de");
+        INFO(input << "\n" << r.out);
+        CHECK(r.code == 2);
+        CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
+        CHECK_THAT(r.out, Catch::Contains("holds a carriage return (CR) before its end") &&
+                              Catch::Contains("carriage-return-only or mixed line endings"));
+    }
+    fs::remove_all(dir);
+}
