@@ -33,7 +33,7 @@ std::string run(const fs::path& dir, const std::string& store, long max_steps, c
            " run tests/fixtures/tiny_encoder_only.yaml results_dir=" + dir.string() + " name=s" + std::to_string(max_steps) +
            " run_store=" + store + " 'model.position={type: rope, randomized: 32, randomized_eval: sample}'" +
            " model.dropout=0.1 train.epochs=20 train.eval_every=4 train.max_steps=" + std::to_string(max_steps) +
-           " train.stop.patience=40 train.stop.target_metric=accuracy train.stop.target=101 " + extra;
+           " train.stop.patience=40 train.stop.target_metric=accuracy train.stop.target=100 " + extra;
 }
 
 fs::path the_run(const fs::path& dir, long max_steps) {

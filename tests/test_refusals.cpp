@@ -157,12 +157,12 @@ TEST_CASE("refusals/a randomized range is enough when evaluation reads positions
 
 TEST_CASE("refusals/a target above what a percentage reaches", "[cli][errors][refusals]") {
     expect_refused(kEncoderOnly, {"train.stop={target_metric: accuracy, target: 150}"},
-                   {"train.stop.target", "(0, 100]", "accuracy", "150"});
+                   {"train.stop.target", "[0, 100]", "accuracy", "150"});
 }
 
-TEST_CASE("refusals/a target the first validation reaches", "[cli][errors][refusals]") {
+TEST_CASE("refusals/a target below what a percentage can be (any model reaches it)", "[cli][errors][refusals]") {
     expect_refused(kEncoderOnly, {"train.stop={target_metric: token_accuracy, target: -5}"},
-                   {"train.stop.target", "(0, 100]", "token_accuracy", "-5"});
+                   {"train.stop.target", "[0, 100]", "token_accuracy", "-5"});
 }
 
 // ---- the same encoding twice, the same run twice

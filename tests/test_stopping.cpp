@@ -100,7 +100,7 @@ TEST_CASE("stopping/the competence target stops the run and results.json records
     RunOptions opt;
     opt.quiet = true;
     const std::string fixture = std::string(RELPOS_SOURCE_DIR) + "/tests/fixtures/tiny_encoder_only.yaml";
-    // (a target outside (0, 100] is refused: tests/test_refusals.cpp)
+    // (a target outside [0, 100] is refused: tests/test_refusals.cpp)
     auto run = [&](const std::string& name, const std::string& metric, const std::string& target) {
         REQUIRE(run_experiment(fixture,
                                {"results_dir=" + results.string(), "name=" + name, "train.epochs=3", "train.eval_every=10",

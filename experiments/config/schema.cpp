@@ -230,11 +230,11 @@ void read_train(YamlOptions& o, TrainConfig& t) {
         t.target_metric = st.get_string("target_metric", t.target_metric);
         omit_from_run_name_at(st, "target_metric", "");
         t.target = st.get_number("target", t.target, -kInf, kInf, false, false);
-        // A target outside what its metric can reach: above the top it is never reached (the run trains to its
-        // cap), at or below the bottom it is reached by the first validation.
-        if (is_percentage_metric(t.target_metric) && st.has("target") && (t.target <= 0 || t.target > 100))
-            st.fail("target", fmt::format("must be in (0, 100] for {} (a percentage: above 100 it is never reached, at "
-                                          "or below 0 the first validation reaches it), got {}",
+        // A target outside the metric's range: above the top it is never reached (the run trains to its cap),
+        // below the bottom the first validation reaches it. (0 and 100 stay: the tests' "at once" and "never".)
+        if (is_percentage_metric(t.target_metric) && st.has("target") && (t.target < 0 || t.target > 100))
+            st.fail("target", fmt::format("must be in [0, 100] for {} (a percentage: above 100 it is never reached, "
+                                          "below 0 any model reaches it at the first validation), got {}",
                                           t.target_metric, st.get_node("target").Scalar()));
         if (t.target_metric.empty() && st.has("target"))
             st.fail("target", "needs stop.target_metric (the validation metric it is a target for, e.g. accuracy)");
