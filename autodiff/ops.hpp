@@ -61,6 +61,10 @@ template <class T>
 Var<T> linear_relu_dropout(const Var<T>& x, const Var<T>& w, const Var<T>& b, double p, Rng& rng, bool training);
 template <class T> Var<T> linear_scaled(const Var<T>& x, const Var<T>& w, const Var<T>& b, T scale);
 
+// ---- rotation of coordinate pairs (ops_rotary.cpp)
+// x (..., L, d), d even; cos, sin (L, d) constants (no gradient) holding each pair's value at 2i and 2i+1:
+// y_2i = x_2i cos - x_2i+1 sin, y_2i+1 = x_2i+1 cos + x_2i sin (rotary position embeddings, one pass).
+template <class T> Var<T> rotate_pairs(const Var<T>& x, const Var<T>& cos, const Var<T>& sin);
 // ---- shape (ops_shape.cpp)
 template <class T> Var<T> reshape(const Var<T>& a, const Shape& shape);
 template <class T> Var<T> permute(const Var<T>& a, const std::vector<std::size_t>& perm);

@@ -5,12 +5,12 @@
 //   f(x, m)_2i+1 = x_2i sin(m θ_i) + x_2i+1 cos(m θ_i),     θ_i = base^(-2i/d),  i = 0 .. d/2 - 1
 //
 // optionally times a per-pair scale s_i(m) = exp(sign · m · rate_i) (xPos's ζ_i^(±m/γ): rate_i = log(ζ_i)/γ).
-// Composed from existing differentiable ops, with no (L, L) or per-pair tensors:
-//   f(x) = x ⊙ C + (x · R) ⊙ S
-// C, S (L, d) hold s_i(m) cos(m θ_i), s_i(m) sin(m θ_i) at both 2i and 2i+1; R (d, d) is the constant signed
-// pair swap, (x·R)_2i = -x_2i+1 and (x·R)_2i+1 = x_2i. Cost per rotated tensor (B, H, L, d): one
-// (B·H·L, d) x (d, d) gemm, two broadcast multiplies and an add, each with its backward; L·d/2
-// sin/cos evaluations for the tables. Positions are read through the randomized-position map.
+// With no (L, L) or per-pair tensors: f(x) = x ⊙ C + (x · R) ⊙ S, C, S (L, d) holding s_i(m) cos(m θ_i),
+// s_i(m) sin(m θ_i) at both 2i and 2i+1 and R the signed pair swap ((x·R)_2i = -x_2i+1, (x·R)_2i+1 = x_2i),
+// computed pair by pair in one op (rotate_pairs, autodiff/ops_rotary.cpp; until 2026-12 it was a (d, d) gemm,
+// two broadcast multiplies and an add, with the same numbers). Cost per rotated tensor (B, H, L, d): one pass
+// forward and one backward; L·d/2 sin/cos evaluations for the tables. Positions are read through the
+// randomized-position map.
 #pragma once
 
 #include <cmath>
@@ -31,12 +31,6 @@ public:
         if (d_ % 2 != 0)
             throw std::invalid_argument(fmt::format("{}: head dimension {} is odd; it rotates pairs of coordinates", who, d_));
         for (std::size_t i = 0; i < d_; i += 2) theta_.push_back(std::pow(base, -double(i) / double(d_)));
-        Array<T> r = zeros<T>({d_, d_});  // (d, d)
-        for (std::size_t i = 0; i < d_; i += 2) {
-            r(i + 1, i) = T(-1);  // (x·R)_2i   = -x_2i+1
-            r(i, i + 1) = T(1);   // (x·R)_2i+1 =  x_2i
-        }
-        swap_ = Var<T>(std::move(r));
     }
 
     struct Tables {
@@ -59,7 +53,7 @@ public:
     // θ_i = base^(-2i/d), i = 0 .. d/2 - 1
     const std::vector<double>& theta() const { return theta_; }
     // x (B, H, L, d) -> f(x) (B, H, L, d)
-    Var<T> rotate(const Var<T>& x, const Tables& t) const { return x * t.cos + matmul(x, swap_) * t.sin; }
+    Var<T> rotate(const Var<T>& x, const Tables& t) const { return rotate_pairs(x, t.cos, t.sin); }
 
     std::size_t head_dim() const { return d_; }
 
@@ -87,7 +81,6 @@ private:
 
     std::size_t d_;
     std::vector<double> theta_;  // θ_i = base^(-2i/d), i = 0 .. d/2 - 1
-    Var<T> swap_;                // R (d, d), a constant
 };
 
 }  // namespace relpos::nn

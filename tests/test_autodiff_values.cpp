@@ -149,6 +149,34 @@ TEST_CASE("values/linear_epilogues_equal_the_separate_ops_bit_for_bit", "[values
     REQUIRE(r1.next_u64() == r2.next_u64());
 }
 
+TEST_CASE("values/rotate_pairs_equals_the_composed_rotation_bit_for_bit", "[values]") {
+    // rotate_pairs replaced x ⊙ C + (x · R) ⊙ S (R the signed pair swap, a (d, d) gemm) in the rotary
+    // encodings: its values and gradient must be those of the composed form bit for bit, so that runs
+    // trained before and after it are one computation.
+    using F = Var<float>;
+    const std::size_t L = 7, d = 8;
+    Array<float> c = uninit<float>({L, d}), s = uninit<float>({L, d}), r = zeros<float>({d, d});
+    for (std::size_t p = 0; p < L; ++p)
+        for (std::size_t i = 0; i < d; i += 2) {
+            const double a = double(p) * std::pow(10000.0, -double(i) / double(d));
+            c(p, i) = c(p, i + 1) = float(std::cos(a) * (1.0 + 0.01 * double(i)));
+            s(p, i) = s(p, i + 1) = float(std::sin(a) * (1.0 + 0.01 * double(i)));
+            r(i + 1, i) = -1.f;
+            r(i, i + 1) = 1.f;
+        }
+    auto run = [&](bool fused) {
+        F x = leaf<float>({3, 2, L, d}, 31);
+        F y = fused ? rotate_pairs(x, F(c), F(s)) : x * F(c) + matmul(x, F(r)) * F(s);
+        sum(y * F(randn<float>({3, 2, L, d}, 32), false)).backward();
+        return std::vector<Array<float>>{y.value(), x.grad()};
+    };
+    const auto a = run(true), b = run(false);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        REQUIRE(shape_of(a[i]) == shape_of(b[i]));
+        REQUIRE(std::memcmp(a[i].data(), b[i].data(), a[i].size() * sizeof(float)) == 0);
+    }
+}
+
 TEST_CASE("values/dropout", "[values]") {
     Array<float> ones = full<float>({100000}, 1.f);
     Var<float> a(ones, true);

@@ -112,6 +112,17 @@ std::vector<OpRow> op_table() {
     row("linear_scaled", "x (2,3,4) w (4,5) + b (5,), times 0.35", {{{2, 3, 4}}, {{4, 5}}, {{5}}},
         [](auto& x) { return linear_scaled(x[0], x[1], x[2], 0.35); });
 
+    // ---- rotation of coordinate pairs (constant tables, each pair's value at 2i and 2i+1)
+    row("rotate_pairs", "x (2,3,4,6), tables (4,6)", {{{2, 3, 4, 6}}}, [](auto& x) {
+        Array<double> c = uninit<double>({4, 6}), s = uninit<double>({4, 6});
+        for (std::size_t p = 0; p < 4; ++p)
+            for (std::size_t i = 0; i < 6; i += 2) {
+                c(p, i) = c(p, i + 1) = std::cos(0.7 * double(p) * double(i + 1));
+                s(p, i) = s(p, i + 1) = 1.3 * std::sin(0.7 * double(p) * double(i + 1));  // scaled, as xPos's
+            }
+        return rotate_pairs(x[0], V(c), V(s));
+    });
+
     // ---- shape
     row("reshape", "(2,3,4) -> (6,4), used twice", {{{2, 3, 4}}},
         [](auto& x) { return reshape(x[0], {6, 4}) * reshape(x[0], {6, 4}); });
