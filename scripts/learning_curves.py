@@ -56,9 +56,9 @@ def plot(out, metric, runs):
             for s, v in r["points"]:
                 f.write(f"{s} {v}\n")
             f.write("\n\n")
-    lines = ", ".join(f"'{dat}' index {i} with lines lw 2 title '{r['label']}'" for i, r in enumerate(runs))
+    lines = ", ".join(f"'{dat}' index {i} with lines lw 2 title '{r['label']}' noenhanced" for i, r in enumerate(runs))
     script = (f"set terminal pngcairo size 900,520\nset output '{out}.png'\nset key bottom right\n"
-              f"set xlabel 'update'\nset ylabel '{metric}'\nset grid\nplot {lines}\n")
+              f"set xlabel 'update'\nset ylabel '{metric}' noenhanced\nset grid\nplot {lines}\n")
     subprocess.run(["gnuplot"], input=script, text=True, check=True)
     os.remove(dat)
 
