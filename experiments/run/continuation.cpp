@@ -52,7 +52,7 @@ std::optional<Continuation> find_continuation(const ExperimentConfig& cfg, const
         }
         const fs::path last = dir / "checkpoints" / "last";
         if (!checkpoint_exists(last.string()) || !fs::is_directory(last / "optim", ec)) {
-            refuse("it kept no last checkpoint with optimiser state (runs finished before 2026-11-26, session 17, "
+            refuse("it kept no last checkpoint with optimiser state (runs finished before 2026-11-26, commit 04a7fa3, "
                    "dropped it; a committed run has no checkpoints)");
             continue;
         }
