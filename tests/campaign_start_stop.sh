@@ -68,10 +68,13 @@ done
 [ "${#stopped_at[@]}" -ge 1 ] || fail "no run was left with a checkpoint by the stop"
 grep -q "interrupted" "$tmp"/state/trainer*.log || fail "no trainer log says its run was interrupted"
 
-# the loop brings the counts of every page the checker reads up to date, the summary pages included
+# the loop brings every page up to date: the counts of the pages the checker reads (their markers), and the
+# summary and study pages rendered from docs/pages (render_pages, after every commit)
 pages=$(scripts/campaign.sh _pages)
-for page in README.md results/README.md results/lm_converged/README.md docs/claims.md; do
-  grep -qx "$page" <<<"$pages" || fail "the loop's status counts leave out $page"
+grep -qx docs/claims.md <<<"$pages" || fail "the loop's status counts leave out docs/claims.md"
+for page in README.md results/README.md results/lm_converged/README.md; do
+  [ -f "docs/pages/$page.j2" ] || grep -qx "$page" <<<"$pages" ||
+    fail "the loop keeps $page current neither by its counts nor by rendering it (no docs/pages/$page.j2)"
 done
 # the second start without configs: the project's list (CAMPAIGN_LIST; configs/campaign.list by default)
 CAMPAIGN_LIST=$tmp/none.list scripts/campaign.sh start -j 2 2> "$tmp/nolist.err" && fail "a start without configs or a list was accepted"
