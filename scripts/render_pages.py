@@ -438,8 +438,10 @@ def check(rendered, origins):
                 n_ = new_lines[j1 + k] if j1 + k < j2 else "(no line)"
                 who = sorted(names[j1 + k]) if j1 + k < j2 else []
                 src = "; ".join(f"{w} = {origins.get(w, 'a report section')}" for w in who)
-                problems.append(f"{page}:{i1 + k + 1}: the page shows {o.strip()[:120]!r} where its source now renders "
-                                f"{n_.strip()[:120]!r}" + (f" (names on that line: {src})" if who else ""))
+                at = next((i for i, (a, b) in enumerate(zip(o, n_)) if a != b), min(len(o), len(n_)))
+                lo = max(0, at - 50)  # the window around the first character that differs
+                problems.append(f"{page}:{i1 + k + 1}: the page shows {o[lo:at + 70]!r} where its source now renders "
+                                f"{n_[lo:at + 70]!r}" + (f" (names on that line: {src})" if who else ""))
                 shown += 1
         problems.append(f"{page}: differs from its source; scripts/render_pages.py renders it again")
     return problems
@@ -468,7 +470,8 @@ def main_check(pages_dir=None):
     for annotated in rendered.values():
         for line in names_by_line(annotated):
             names |= line
-    origins = {n: origin_for(n, base) or "a report section" for n in names}
+    origins = {n: origin_for(n, base) or ("a value computed in the source" if n == "(literal)" else "a report section")
+               for n in names}
     problems = check(rendered, origins) + long_source_lines(pages_dir)
     for p in problems:
         print(p)
