@@ -233,10 +233,9 @@ class Namespace:
 
 # ----------------------------------------------------------------------------- filters
 
-def format_number(value, decimals):
-    text = f"{abs(value):,.{decimals}f}"
-    zero = float(text.replace(",", "")) == 0
-    return text if zero or value >= 0 else "-" + text
+def format_number(value, decimals, plus=False):
+    """A number as every page writes it: check_claims' form (thousands separators, '-' sign, '+' when asked)."""
+    return check_claims.format_number(value, decimals, plus)
 
 
 def _num(x, what):
@@ -255,9 +254,7 @@ def f_n(x, decimals=0):
 
 
 def f_signed(x, decimals=1):
-    v = _num(x, "signed")
-    text = format_number(v, decimals)
-    return span(_name(x), ("+" + text) if v > 0 and float(text.replace(",", "")) != 0 else text)
+    return span(_name(x), format_number(_num(x, "signed"), decimals, plus=True))
 
 
 def f_pct(x, decimals=0):
