@@ -44,4 +44,18 @@ inline void dropout_forward(const T* x, T* y, std::size_t n, double p, Rng& rng,
     }
 }
 
+// The mask alone, from the same draws as dropout_forward: keep[i] = 1 or 0 for n decisions.
+inline void dropout_mask(std::size_t n, double p, Rng& rng, std::uint8_t* keep) {
+    const std::uint32_t thresh = static_cast<std::uint32_t>(p * 65536.0 + 0.5);
+    constexpr std::size_t kChunk = 4096;  // as dropout_forward: the draws of a chunk, then its decisions
+    std::uint64_t draws[kChunk / 4];
+    std::uint16_t slices[kChunk];
+    for (std::size_t c0 = 0; c0 < n; c0 += kChunk) {
+        const std::size_t m = std::min(kChunk, n - c0);
+        for (std::size_t d = 0; d < (m + 3) / 4; ++d) draws[d] = rng.next_u64();
+        std::memcpy(slices, draws, m * sizeof(std::uint16_t));
+        for (std::size_t i = 0; i < m; ++i) keep[c0 + i] = slices[i] >= thresh;
+    }
+}
+
 }  // namespace relpos::detail

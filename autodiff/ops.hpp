@@ -99,6 +99,19 @@ template <class T>
 Var<T> attention_softmax(const Var<T>& logits, const Array<T>* key_padding, const Array<T>* attn, bool causal,
                          std::size_t q_offset = 0);
 
+// softmax(q kᵀ + bias + masks) with dropout, times v, one (batch, head) tile at a time (autodiff/ops_attention.cpp):
+// q (B, H, Lq, d) already scaled, k (B, H, Lk, d), v (B, H, Lk, dv) -> (B, H, Lq, dv). bias, optional (undefined
+// Var for none), is (B or 1, H or 1, Lq, Lk), leading ones optional, and gets its gradient; masks as in
+// attention_softmax; dropout with probability drop_p on the weights when rng is given (the draws and mask of
+// the dropout op). `weights`, when given, receives the weights before dropout (no gradient through it). The
+// same numbers as matmul, attention_softmax, dropout and matmul in a row, up to the order of the products' sums.
+template <class T>
+Var<T> attention_core(const Var<T>& q, const Var<T>& k, const Var<T>& v, const Var<T>& bias, const Array<T>* key_padding,
+                      const Array<T>* attn, bool causal, std::size_t q_offset, double drop_p, Rng* rng,
+                      Var<T>* weights = nullptr);
+// Whether attention_core takes a bias of shape s for those sizes.
+bool attention_core_takes_bias(const Shape& s, std::size_t B, std::size_t H, std::size_t Lq, std::size_t Lk);
+
 // Cross-entropy of logits (..., V) against integer targets (one per row), fused with log-softmax.
 // Rows whose target is ignore_index contribute nothing. Label smoothing as PyTorch: the target
 // distribution is (1 - eps) * onehot + eps / V. Mean over counted rows, or sum.

@@ -1,11 +1,19 @@
 #include "nn/attention.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 
 #include <fmt/format.h>
 
 namespace relpos::nn {
+
+namespace {
+std::atomic<bool> g_fused_attention{true};
+}  // namespace
+
+bool set_fused_attention(bool on) { return g_fused_attention.exchange(on); }
 
 template <class T>
 AttentionMask<T> AttentionMask<T>::from_lengths(const std::vector<std::size_t>& len, std::size_t Lk) {
@@ -80,13 +88,29 @@ Var<T> MultiHeadAttention<T>::forward(const Var<T>& x, const Var<T>& kv, const A
             cache->v = v;
         }
     }
+    const Array<T>* key_padding = mask && mask->has_key_padding ? &mask->key_padding : nullptr;
+    const Array<T>* attn_mask = mask && mask->has_attn ? &mask->attn : nullptr;
+    // Hooks that only add a bias (all but Shaw's and CoPE's): scores, bias, masks, softmax, dropout and the
+    // product with v in one fused op, a (batch, head) tile at a time.
+    Var<T> bias;
+    bool fused = g_fused_attention && std::all_of(hooks.begin(), hooks.end(), [](const auto& h) { return h->bias_only(); });
+    for (std::size_t i = 0; fused && i < hooks.size(); ++i)
+        if (Var<T> b = hooks[i]->logit_bias(q, k.dim(2), q_offset); b.defined()) bias = bias.defined() ? bias + b : b;
+    if (fused && (!bias.defined() || attention_core_takes_bias(bias.shape(), B, heads_, Lq, k.dim(2)))) {
+        Var<T> out = attention_core(q, k, v, bias, key_padding, attn_mask, site_.causal(), q_offset, attn_drop->p(),
+                                    attn_drop->training() ? &attn_drop->rng() : nullptr, weights);
+        out = permute_view(out, out.shape(), {0, 2, 1, 3}, {B, Lq, d_model_});  // (B, Lq, D)
+        return out_proj->forward(out);
+    }
     Var<T> logits = matmul(q, k, false, true);  // (B, H, Lq, Lk)
-    for (auto& h : hooks) logits = h->add_logit_bias(logits, q, q_offset);
+    if (fused)  // a bias attention_core does not broadcast: added here
+        logits = logits + bias;
+    else
+        for (auto& h : hooks) logits = h->add_logit_bias(logits, q, q_offset);
 
     // Masks applied inside the softmax: key padding, the user's attention mask, and causality (query
     // at absolute position q_offset + i sees keys j <= q_offset + i).
-    Var<T> attn = attention_softmax(logits, mask && mask->has_key_padding ? &mask->key_padding : nullptr,
-                                    mask && mask->has_attn ? &mask->attn : nullptr, site_.causal(), q_offset);
+    Var<T> attn = attention_softmax(logits, key_padding, attn_mask, site_.causal(), q_offset);
     if (weights) *weights = attn;
     attn = attn_drop->forward(attn);
     Var<T> out = matmul(attn, v);  // (B, H, Lq, d)

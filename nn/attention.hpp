@@ -66,6 +66,10 @@ private:
     AttentionSite site_;
 };
 
+// Whether attention may run its fused core (autodiff attention_core) for hooks that claim bias_only(); on by
+// default. The generic tests turn it off to compare the two paths. Returns the previous setting.
+bool set_fused_attention(bool on);
+
 extern template struct AttentionMask<float>;
 extern template struct AttentionMask<double>;
 extern template class MultiHeadAttention<float>;

@@ -60,6 +60,11 @@ public:
     // 4. Output term (B, H, Lq, d) from the attention weights (B, H, Lq, Lk) (after dropout), or
     //    undefined for none.
     virtual Var<T> output_term(const Var<T>& attn, std::size_t q_offset) { return {}; }
+    // Speed only: true when this hook's whole effect is hooks 2 and 3 as `logits + logit_bias(...)` (whatever
+    // add_logit_bias fuses, its result equals that) and it has no output term. Attention then adds the bias
+    // inside its fused core (autodiff attention_core: no (B, H, Lq, Lk) logits written and read back). Left
+    // false, attention runs the separate ops and calls every hook as above: always correct, slower.
+    virtual bool bias_only() const { return false; }
 };
 
 // Which side of the model an encoding instance serves (the model builds one per side, so learned

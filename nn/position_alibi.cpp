@@ -40,6 +40,7 @@ std::vector<double> alibi_slopes(std::size_t n) {
 template <class T>
 class AlibiAttention : public AttentionPosition<T> {
 public:
+    bool bias_only() const override { return true; }
     AlibiAttention(std::size_t heads, bool causal, bool offset, std::shared_ptr<const PositionMap> map)
         : slopes_(alibi_slopes(heads)), causal_(causal), offset_(offset), map_(std::move(map)) {}
 

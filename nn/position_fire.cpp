@@ -106,6 +106,7 @@ public:
 template <class T>
 class FireAttention : public AttentionPosition<T> {
 public:
+    bool bias_only() const override { return true; }
     // fn: the side's shared function, or nullptr for one of this layer's own.
     FireAttention(const FireOptions& o, const AttentionSite& s, std::shared_ptr<FireFunction<T>> fn, Rng& rng,
                   std::shared_ptr<const PositionMap> map)

@@ -47,6 +47,7 @@ Array<T> kerple_init(std::size_t heads, double hi, bool uniform, Rng& rng) {
 template <class T>
 class KerpleAttention : public AttentionPosition<T> {
 public:
+    bool bias_only() const override { return true; }
     KerpleAttention(const KerpleOptions& o, const AttentionSite& s, Rng& rng, std::shared_ptr<const PositionMap> map)
         : causal_(s.causal()), map_(std::move(map)) {
         log_r1 = this->register_parameter("kerple_log_r1", kerple_init<T>(s.heads, o.r1_init, o.uniform, rng));

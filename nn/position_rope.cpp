@@ -41,6 +41,7 @@ enum class RopeScaling { None, Linear, Ntk };
 template <class T>
 class RopeAttention : public AttentionPosition<T> {
 public:
+    bool bias_only() const override { return true; }
     RopeAttention(double base, std::size_t head_dim, std::shared_ptr<const PositionMap> map, RopeScaling scaling,
                   std::size_t scaling_length)
         : rot_(base, head_dim, "rope"), map_(std::move(map)), scaling_(scaling), scaling_length_(scaling_length) {}

@@ -57,6 +57,7 @@ struct T5Options {
 template <class T>
 class T5Attention : public AttentionPosition<T> {
 public:
+    bool bias_only() const override { return true; }
     // table: the side's shared table, or undefined for one of this layer's own.
     T5Attention(const T5Options& o, const AttentionSite& s, const Var<T>& shared, std::size_t d_model, Rng& rng,
                 std::shared_ptr<const PositionMap> map)

@@ -81,6 +81,7 @@ Array<T> relative_sinusoids(const std::vector<long>& dists, const std::vector<do
 template <class T>
 class TxlAttention : public AttentionPosition<T> {
 public:
+    bool bias_only() const override { return true; }
     TxlAttention(double max_time, const AttentionSite& s, Rng& rng, std::shared_ptr<const PositionMap> map)
         : H_(s.heads), d_(s.head_dim), causal_(s.causal()), scale_(T(1.0 / std::sqrt(double(s.head_dim)))),
           map_(std::move(map)) {

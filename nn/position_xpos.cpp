@@ -36,6 +36,7 @@ std::vector<double> xpos_rates(std::size_t d, double scale_base) {
 template <class T>
 class XposAttention : public AttentionPosition<T> {
 public:
+    bool bias_only() const override { return true; }
     XposAttention(double base, double scale_base, bool decay, std::size_t head_dim, std::shared_ptr<const PositionMap> map)
         : rot_(base, head_dim, "xpos"), map_(std::move(map)) {
         if (decay) rate_ = xpos_rates(head_dim, scale_base);

@@ -176,6 +176,30 @@ std::vector<OpRow> op_table() {
             [kp](auto& x) { return attention_softmax<double>(x[0], &kp, nullptr, true, 1); });
     }
     {
+        // q (B=2, H=2, Lq=3, d=4), k (2, 2, Lk=5, 4), v (2, 2, 5, dv=3); biases full, per head, shared
+        Array<double> kp = zeros<double>({2, 5}), am = randn<double>({3, 5}, 69);
+        kp(1, 4) = kp(1, 3) = -kInf;
+        const std::vector<Input> qkv = {{{2, 2, 3, 4}}, {{2, 2, 5, 4}}, {{2, 2, 5, 3}}};
+        row("attention_core", "no bias, no mask", qkv,
+            [](auto& x) { return attention_core<double>(x[0], x[1], x[2], V(), nullptr, nullptr, false, 0, 0.0, nullptr); });
+        auto with = [&qkv](Shape bias) {
+            auto in = qkv;
+            in.push_back({bias});
+            return in;
+        };
+        row("attention_core", "bias (B, H, Lq, Lk), key padding + attention mask", with({2, 2, 3, 5}),
+            [kp, am](auto& x) { return attention_core<double>(x[0], x[1], x[2], x[3], &kp, &am, false, 0, 0.0, nullptr); });
+        row("attention_core", "bias (H, Lq, Lk) broadcast over the batch, causal at query offset 2",
+            with({2, 3, 5}),
+            [](auto& x) { return attention_core<double>(x[0], x[1], x[2], x[3], nullptr, nullptr, true, 2, 0.0, nullptr); });
+        auto rng = std::make_shared<Rng>(13);
+        row("attention_core", "bias (1, 1, Lq, Lk), key padding, dropout 0.3 (same mask every time)",
+            with({1, 1, 3, 5}), [kp, rng](auto& x) {
+                rng->reseed(13);
+                return attention_core<double>(x[0], x[1], x[2], x[3], &kp, nullptr, false, 0, 0.3, rng.get());
+            });
+    }
+    {
         const std::vector<std::int32_t> tgt = {1, 0, 6, 3, 0, 2};
         row("cross_entropy", "plain, mean", {{{2, 3, 7}}}, [tgt](auto& x) { return cross_entropy(x[0], tgt); });
         CrossEntropyOptions o;
@@ -350,4 +374,42 @@ TEST_CASE("attention_softmax equals softmax with the masks materialised", "[grad
             for (std::size_t i = 0; i < 3; ++i)
                 for (std::size_t j = 0; j < 5; ++j) full(b, h, i, j) = kp(b, j) + am(i, j) + (j > i + 1 ? -kInf : 0.0);
     require_close(attention_softmax(x, &kp, &am, true, 1).value(), softmax(x, -1, &full).value(), 1e-14);
+}
+
+// The fused core against the separate ops it replaces (matmul, bias, attention_softmax, dropout, matmul):
+// the same values and gradients, for every input, with each mask, a broadcast bias and dropout.
+TEST_CASE("attention_core equals the separate ops", "[gradcheck]") {
+    Array<double> kp = zeros<double>({2, 5}), am = randn<double>({3, 5}, 70);
+    kp(0, 4) = -kInf;
+    kp(1, 0) = kp(1, 1) = kp(1, 2) = kp(1, 3) = kp(1, 4) = -kInf;  // a fully blocked batch row
+    for (int variant = 0; variant < 4; ++variant) {
+        INFO("variant " << variant);
+        V q = leaf({2, 2, 3, 4}, 71), k = leaf({2, 2, 5, 4}, 72), v = leaf({2, 2, 5, 3}, 73);
+        V bias = variant == 0 ? V() : leaf(variant == 1 ? Shape{2, 2, 3, 5} : variant == 2 ? Shape{2, 3, 5} : Shape{3, 5}, 74);
+        const bool causal = variant == 2;
+        const double p = variant == 3 ? 0.25 : 0.0;
+        const Array<double>* kpp = variant == 2 ? nullptr : &kp;
+        const Array<double>* amp = variant == 1 ? &am : nullptr;
+        Rng r1(5), r2(5);
+        V fused = attention_core<double>(q, k, v, bias, kpp, amp, causal, 1, p, p > 0 ? &r1 : nullptr);
+        V logits = matmul(q, k, false, true);
+        if (bias.defined()) logits = logits + bias;
+        V w = attention_softmax(logits, kpp, amp, causal, 1);
+        if (p > 0) w = dropout(w, p, r2, true);
+        V sep = matmul(w, v);
+        require_close(fused.value(), sep.value(), 1e-13);
+        const Array<double> r = randn<double>(fused.shape(), 75);
+        std::vector<V> in = {q, k, v};
+        if (bias.defined()) in.push_back(bias);
+        std::vector<Array<double>> gf, gs;
+        for (V* out : {&fused, &sep}) {
+            for (auto& x : in) x.zero_grad();
+            sum(*out * V(r)).backward();
+            for (auto& x : in) (out == &fused ? gf : gs).push_back(x.grad());
+        }
+        for (std::size_t i = 0; i < in.size(); ++i) {
+            INFO("input " << i);
+            require_close(gf[i], gs[i], 1e-12);
+        }
+    }
 }

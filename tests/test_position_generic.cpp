@@ -324,6 +324,31 @@ Check check_same_as_none(const std::string& type) {
     return {};
 }
 
+// Attention's fused core (taken for the hooks that claim bias_only()) gives the separate ops' logits and
+// gradients: an encoder-decoder model (self, causal and cross attention, padding masks), training with
+// attention dropout, built twice alike and run once with the fused core allowed and once without.
+Check check_fused_attention(const std::string& type) {
+    auto cfg = config(nn::Family::EncoderDecoder);
+    cfg.dims.attention_dropout = 0.3;
+    const std::vector<std::int32_t> src = {4, 5, 6, 7, 8, 9, 0, 0}, tgt = {2, 4, 5, 6, 2, 9, 10, 11};
+    std::vector<Array<double>> out[2];
+    for (int fused = 0; fused < 2; ++fused) {
+        const bool was = nn::set_fused_attention(fused == 1);
+        nn::Transformer<double> m(cfg, positions<double>({{type, {}}}));
+        const auto mask = m.padding_mask(src, 2, 4);
+        V logits = m.decode(tgt, 2, 4, m.encode(src, 2, 4, mask), mask);
+        nn::set_fused_attention(was);
+        sum(logits * V(randn<double>(logits.shape(), 17))).backward();
+        out[fused].push_back(logits.value());
+        for (auto& [n, p] : m.named_parameters()) out[fused].push_back(p.grad());
+    }
+    for (std::size_t i = 0; i < out[0].size(); ++i)
+        if (const double d = max_diff(out[1][i], out[0][i]); !(d < 1e-12))
+            return failed((i == 0 ? std::string("logits") : "gradient " + std::to_string(i)) + " differ by " + str(d) +
+                          " between the fused attention core and the separate ops (a wrong bias_only() claim?)");
+    return {};
+}
+
 // An unknown option is refused with an OptionError naming it.
 Check check_options(const std::string& type) {
     Rng rng(0);
@@ -392,6 +417,10 @@ TEST_CASE("position/generic/bidirectional attention sees both sides, causal atte
 
 TEST_CASE("randomized/generic/every encoding reads its positions from the map", "[randomized][position][generic]") {
     for_every_encoding(check_positions);
+}
+
+TEST_CASE("position/generic/the fused attention core equals the separate ops for every encoding", "[position][generic]") {
+    for_every_encoding(check_fused_attention);
 }
 
 TEST_CASE("position/generic/adds_nothing is claimed exactly by the encodings that add nothing", "[position][generic]") {
