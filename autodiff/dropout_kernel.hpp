@@ -14,25 +14,36 @@ namespace relpos::detail {
 template <class T>
 inline T dropout_scale(double p) { return T(1) / T(1 - p); }
 
-// Keeps element i with probability 1 - p: keep[i] = 1 or 0, and y[i] = x[i] * (keep[i] * 1 / (1 - p)).
-// y may be x (in place). Decision i is the i-th 16-bit slice of the stream of 64-bit draws (slice j of
-// a draw is bits 16j..16j+15: four decisions per draw, p resolved to 1/65536, the same draws for float
-// and double). The draws are a serial chain; they go to a small buffer first, so the decisions and the
-// scaling run as vector loops over it.
-template <class T>
-inline void dropout_forward(const T* x, T* y, std::size_t n, double p, Rng& rng, std::uint8_t* keep) {
+// Decisions per buffer of draws: 8 KiB of draws, stays in L1.
+constexpr std::size_t kDropoutChunk = 4096;
+
+// The keep mask of n decisions: keep[i] = 1 with probability 1 - p, else 0. Decision i is the i-th 16-bit
+// slice of the stream of 64-bit draws (slice j of a draw is bits 16j..16j+15: four decisions per draw, p
+// resolved to 1/65536, the same draws for float and double). The draws are a serial chain; they go to a small
+// buffer first, so the decisions run as a vector loop over it.
+inline void dropout_mask(std::size_t n, double p, Rng& rng, std::uint8_t* keep) {
     static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "dropout reads four decisions per draw as uint16");
-    const T scale = dropout_scale<T>(p);
     const std::uint32_t thresh = static_cast<std::uint32_t>(p * 65536.0 + 0.5);
-    constexpr std::size_t kChunk = 4096;  // decisions per buffer: 8 KiB of draws, stays in L1
-    std::uint64_t draws[kChunk / 4];
-    std::uint16_t slices[kChunk];
-    for (std::size_t c0 = 0; c0 < n; c0 += kChunk) {
-        const std::size_t m = std::min(kChunk, n - c0);
+    std::uint64_t draws[kDropoutChunk / 4];
+    std::uint16_t slices[kDropoutChunk];
+    for (std::size_t c0 = 0; c0 < n; c0 += kDropoutChunk) {
+        const std::size_t m = std::min(kDropoutChunk, n - c0);
         for (std::size_t d = 0; d < (m + 3) / 4; ++d) draws[d] = rng.next_u64();
         std::memcpy(slices, draws, m * sizeof(std::uint16_t));
         std::uint8_t* __restrict k = keep + c0;
         for (std::size_t i = 0; i < m; ++i) k[i] = slices[i] >= thresh;
+    }
+}
+
+// Keeps element i with probability 1 - p: keep[i] as dropout_mask draws it, and y[i] = x[i] * (keep[i] * 1 /
+// (1 - p)). y may be x (in place). A chunk's decisions, then its scaling, while they are in L1.
+template <class T>
+inline void dropout_forward(const T* x, T* y, std::size_t n, double p, Rng& rng, std::uint8_t* keep) {
+    const T scale = dropout_scale<T>(p);
+    for (std::size_t c0 = 0; c0 < n; c0 += kDropoutChunk) {
+        const std::size_t m = std::min(kDropoutChunk, n - c0);
+        dropout_mask(m, p, rng, keep + c0);  // one chunk: the same draws as over the whole
+        const std::uint8_t* __restrict k = keep + c0;
         if (x == y) {
             T* __restrict yi = y + c0;
             for (std::size_t i = 0; i < m; ++i) yi[i] = yi[i] * (T(k[i]) * scale);
@@ -41,20 +52,6 @@ inline void dropout_forward(const T* x, T* y, std::size_t n, double p, Rng& rng,
             T* __restrict yi = y + c0;
             for (std::size_t i = 0; i < m; ++i) yi[i] = xi[i] * (T(k[i]) * scale);
         }
-    }
-}
-
-// The mask alone, from the same draws as dropout_forward: keep[i] = 1 or 0 for n decisions.
-inline void dropout_mask(std::size_t n, double p, Rng& rng, std::uint8_t* keep) {
-    const std::uint32_t thresh = static_cast<std::uint32_t>(p * 65536.0 + 0.5);
-    constexpr std::size_t kChunk = 4096;  // as dropout_forward: the draws of a chunk, then its decisions
-    std::uint64_t draws[kChunk / 4];
-    std::uint16_t slices[kChunk];
-    for (std::size_t c0 = 0; c0 < n; c0 += kChunk) {
-        const std::size_t m = std::min(kChunk, n - c0);
-        for (std::size_t d = 0; d < (m + 3) / 4; ++d) draws[d] = rng.next_u64();
-        std::memcpy(slices, draws, m * sizeof(std::uint16_t));
-        for (std::size_t i = 0; i < m; ++i) keep[c0 + i] = slices[i] >= thresh;
     }
 }
 

@@ -37,8 +37,7 @@ void tile_gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, co
 // false when every key is blocked (the row is all zeros).
 template <class T>
 bool softmax_row(T* s, std::size_t n, std::size_t Lk, T* scratch) {
-    T mx = -std::numeric_limits<T>::infinity();
-    for (std::size_t j = 0; j < n; ++j) mx = s[j] > mx ? s[j] : mx;
+    const T mx = vec::row_max(s, n);
     if (mx == -std::numeric_limits<T>::infinity()) {
         std::fill(s, s + Lk, T(0));
         return false;
