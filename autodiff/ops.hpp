@@ -105,10 +105,22 @@ Var<T> attention_softmax(const Var<T>& logits, const Array<T>* key_padding, cons
 // attention_softmax; dropout with probability drop_p on the weights when rng is given (the draws and mask of
 // the dropout op). `weights`, when given, receives the weights before dropout (no gradient through it). The
 // same numbers as matmul, attention_softmax, dropout and matmul in a row, up to the order of the products' sums.
+//
+// rel, optional: a relative logit term in Shaw's bucketed form added to the scores inside the tile,
+// rel->q[b,h,i] · rel->table[h][clip(j - i - q_offset, rel->k) + rel->k] with rel->q (B, H, Lq, d) and a
+// per-head rel->table (H, 2k+1, d): the tile's (Lq, 2k+1) product and its gather, never a (B, H, Lq, Lk)
+// tensor (the same numbers as add_rel_logits, up to the order of the product's sums). Transformer-XL's
+// positional term takes this form. Both get their gradients.
+template <class T>
+struct RelativeLogits {
+    Var<T> q;      // (B, H, Lq, d)
+    Var<T> table;  // (H, 2k+1, d)
+    std::size_t k = 0;
+};
 template <class T>
 Var<T> attention_core(const Var<T>& q, const Var<T>& k, const Var<T>& v, const Var<T>& bias, const Array<T>* key_padding,
                       const Array<T>* attn, bool causal, std::size_t q_offset, double drop_p, Rng* rng,
-                      Var<T>* weights = nullptr);
+                      Var<T>* weights = nullptr, const RelativeLogits<T>* rel = nullptr);
 // Whether attention_core takes a bias of shape s for those sizes.
 bool attention_core_takes_bias(const Shape& s, std::size_t B, std::size_t H, std::size_t Lq, std::size_t Lk);
 

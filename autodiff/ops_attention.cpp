@@ -16,6 +16,7 @@
 #include "autodiff/expf_libm.hpp"
 #include "autodiff/ops.hpp"
 #include "autodiff/parallel.hpp"
+#include "autodiff/relative_rows.hpp"
 #include "autodiff/small_gemm.hpp"
 #include "autodiff/vec_math.hpp"
 
@@ -33,31 +34,41 @@ void tile_gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, co
         blas::gemm(ta, tb, m, n, k, T(1), A, lda, B, ldb, beta, C, ldc);
 }
 
-// Row i of a tile: the softmax of s[0, n) in place (the keys past n, beyond a causal horizon, get 0);
-// false when every key is blocked (the row is all zeros).
+// The rows of a tile in place: the softmax of each row i over its first n[i] keys (the keys past n[i], beyond a
+// causal horizon, get 0; a row whose keys are all blocked is all zeros). The exps of the whole tile in one call
+// (rows shifted by their max into scratch, the keys past the horizon as -inf, whose exp is 0), the sums in
+// vec::row_sum8's fixed order.
 template <class T>
-bool softmax_row(T* s, std::size_t n, std::size_t Lk, T* scratch) {
-    const T mx = vec::row_max(s, n);
-    if (mx == -std::numeric_limits<T>::infinity()) {
-        std::fill(s, s + Lk, T(0));
-        return false;
+void softmax_tile(T* s, std::size_t Lq, std::size_t Lk, const std::size_t* n, T* scratch) {
+    const T ninf = -std::numeric_limits<T>::infinity();
+    for (std::size_t i = 0; i < Lq; ++i) {
+        const T* si = s + i * Lk;
+        T* xi = scratch + i * Lk;
+        const T mx = vec::row_max(si, n[i]);
+        if (mx == ninf) {
+            std::fill(xi, xi + Lk, ninf);
+            continue;
+        }
+        for (std::size_t j = 0; j < n[i]; ++j) xi[j] = si[j] - mx;
+        std::fill(xi + n[i], xi + Lk, ninf);
     }
+    const std::size_t tile = Lq * Lk;
     if constexpr (std::is_same_v<T, float>) {
         if (vec::use_vector_expf()) {
-            for (std::size_t j = 0; j < n; ++j) scratch[j] = s[j] - mx;
-            vec::expf_libm(scratch, s, n);
+            vec::expf_libm(scratch, s, tile);
         } else {
-            for (std::size_t j = 0; j < n; ++j) s[j] = std::exp(s[j] - mx);
+            for (std::size_t e = 0; e < tile; ++e) s[e] = std::exp(scratch[e]);
         }
     } else {
-        for (std::size_t j = 0; j < n; ++j) s[j] = std::exp(s[j] - mx);
+        for (std::size_t e = 0; e < tile; ++e) s[e] = std::exp(scratch[e]);
     }
-    T sum = 0;
-    for (std::size_t j = 0; j < n; ++j) sum += s[j];
-    const T inv = T(1) / sum;
-    for (std::size_t j = 0; j < n; ++j) s[j] *= inv;
-    std::fill(s + n, s + Lk, T(0));
-    return true;
+    for (std::size_t i = 0; i < Lq; ++i) {
+        T* si = s + i * Lk;
+        const T sum = vec::row_sum8(si, n[i]);
+        if (sum == T(0)) continue;  // every key blocked: exp(-inf) = 0 throughout
+        const T inv = T(1) / sum;
+        for (std::size_t j = 0; j < n[i]; ++j) si[j] *= inv;
+    }
 }
 
 }  // namespace
@@ -71,7 +82,7 @@ bool attention_core_takes_bias(const Shape& s, std::size_t B, std::size_t H, std
 template <class T>
 Var<T> attention_core(const Var<T>& q, const Var<T>& k, const Var<T>& v, const Var<T>& bias,
                       const Array<T>* key_padding, const Array<T>* attn, bool causal, std::size_t q_offset,
-                      double drop_p, Rng* rng, Var<T>* weights) {
+                      double drop_p, Rng* rng, Var<T>* weights, const RelativeLogits<T>* rel) {
     const Shape sq = q.shape(), sk = k.shape(), sv = v.shape();
     if (sq.size() != 4 || sk.size() != 4 || sv.size() != 4 || sk[0] != sq[0] || sk[1] != sq[1] || sk[3] != sq[3] ||
         sv[0] != sk[0] || sv[1] != sk[1] || sv[2] != sk[2])
@@ -94,6 +105,17 @@ Var<T> attention_core(const Var<T>& q, const Var<T>& k, const Var<T>& v, const V
     if (attn && shape_of(*attn) != Shape{Lq, Lk})
         shape_fail("attention_core", fmt::format("attention mask must be (Lq={}, Lk={}), got {}", Lq, Lk,
                                                  shape_str(shape_of(*attn))));
+    std::size_t rk = 0, R = 0, dr = 0;  // the relative term's k, table rows 2k+1, head size
+    if (rel) {
+        const Shape srq = rel->q.shape(), st = rel->table.shape();
+        rk = rel->k;
+        R = 2 * rk + 1;
+        if (st.size() != 3 || st[0] != H || st[1] != R || srq.size() != 4 || srq[0] != B || srq[1] != H ||
+            srq[2] != Lq || srq[3] != st[2])
+            shape_fail("attention_core", fmt::format("relative term: query {} and table {} must be (B={}, H={}, Lq={}, d) "
+                                                     "and (H, 2k+1={}, d)", shape_str(srq), shape_str(st), B, H, Lq, R));
+        dr = st[2];
+    }
     if (drop_p < 0 || drop_p >= 1) throw std::invalid_argument(fmt::format("dropout: p must be in [0, 1), got {}", drop_p));
     const bool drop = rng && drop_p > 0;
     const std::size_t tile = Lq * Lk;
@@ -113,15 +135,28 @@ Var<T> attention_core(const Var<T>& q, const Var<T>& k, const Var<T>& v, const V
     const T* Bias = bias.defined() ? bias.data() : nullptr;
     T* W = w.data();
     T* O = out.data();
+    // The relative term's tables transposed once, (H, d, 2k+1), so that each tile's product reads them as they are.
+    std::vector<T> tab_t(rel ? H * dr * R : 0);
+    if (rel)
+        for (std::size_t h = 0; h < H; ++h)
+            for (std::size_t r = 0; r < R; ++r)
+                for (std::size_t c = 0; c < dr; ++c) tab_t[(h * dr + c) * R + r] = rel->table.data()[(h * R + r) * dr + c];
+    const T* RQ = rel ? rel->q.data() : nullptr;
     parallel::parallel_for(B * H, 1, [&](std::size_t t0, std::size_t t1) {
-        std::vector<T> dropped(drop ? tile : 0), scratch(Lk);
+        std::vector<T> dropped(drop ? tile : 0), scratch(tile), rq(Lq * R);
+        std::vector<std::size_t> nkeys(Lq);
         for (std::size_t t = t0; t < t1; ++t) {
             const std::size_t b = t / H, h = t % H;
             T* s = W + t * tile;
             tile_gemm(false, true, Lq, Lk, d, Q + t * Lq * d, d, K + t * Lk * d, d, T(0), s, Lk);
+            if (rel) {  // + rel.q · table[bucket]: the (Lq, 2k+1) product, then its gather
+                tile_gemm(false, false, Lq, R, dr, RQ + t * Lq * dr, dr, tab_t.data() + h * dr * R, R, T(0), rq.data(), R);
+                for (std::size_t i = 0; i < Lq; ++i)
+                    detail::gather_row(detail::row_runs(i, Lk, rk, q_offset), Lk, R, rq.data() + i * R, s + i * Lk, true);
+            }
             for (std::size_t i = 0; i < Lq; ++i) {
                 T* si = s + i * Lk;
-                const std::size_t n = causal ? std::min(Lk, q_offset + i + 1) : Lk;
+                const std::size_t n = nkeys[i] = causal ? std::min(Lk, q_offset + i + 1) : Lk;
                 if (Bias) {
                     const T* bi = Bias + b * bias_b + h * bias_h + i * Lk;
                     for (std::size_t j = 0; j < n; ++j) si[j] += bi[j];
@@ -134,8 +169,8 @@ Var<T> attention_core(const Var<T>& q, const Var<T>& k, const Var<T>& v, const V
                     const T* am = attn->data() + i * Lk;
                     for (std::size_t j = 0; j < n; ++j) si[j] += am[j];
                 }
-                softmax_row(si, n, Lk, scratch.data());
             }
+            softmax_tile(s, Lq, Lk, nkeys.data(), scratch.data());
             const T* p = s;
             if (drop) {
                 const std::uint8_t* kt = keep.data() + t * tile;
@@ -148,13 +183,21 @@ Var<T> attention_core(const Var<T>& q, const Var<T>& k, const Var<T>& v, const V
     if (weights) *weights = Var<T>(w);  // the weights before dropout, as attention_softmax's output
     std::vector<Var<T>> parents = {q, k, v};
     if (bias.defined()) parents.push_back(bias);
+    const bool has_bias = bias.defined();
+    if (rel) {
+        parents.push_back(rel->q);
+        parents.push_back(rel->table);
+    }
     return make_result<T>(
         std::move(out), parents,
-        [B, H, Lq, Lk, d, dv, tile, bias_b, bias_h, w = std::move(w), keep = std::move(keep), drop_scale](Node<T>& self) {
+        [B, H, Lq, Lk, d, dv, tile, bias_b, bias_h, w = std::move(w), keep = std::move(keep), drop_scale, has_bias,
+         rk, R, dr, q_offset](Node<T>& self) {
             Node<T>& NQ = *self.parents[0];
             Node<T>& NK = *self.parents[1];
             Node<T>& NV = *self.parents[2];
-            Node<T>* NB = self.parents.size() > 3 ? self.parents[3].get() : nullptr;
+            Node<T>* NB = has_bias ? self.parents[3].get() : nullptr;
+            Node<T>* NRQ = R ? self.parents[has_bias ? 4 : 3].get() : nullptr;
+            Node<T>* NRT = R ? self.parents[has_bias ? 5 : 4].get() : nullptr;
             const bool drop = !keep.empty();
             const T* G = self.grad.data();
             const T* Q = NQ.value.data();
@@ -175,10 +218,25 @@ Var<T> attention_core(const Var<T>& q, const Var<T>& k, const Var<T>& v, const V
             bool accB = false;
             if (bias_full) std::tie(dBias, accB) = grad_target(*NB);
             std::vector<T> dS_all(bias_grad && !bias_full ? B * H * tile : 0);
-            const T zq = accQ ? T(1) : T(0), zk = accK ? T(1) : T(0), zv = accV ? T(1) : T(0);
-            parallel::parallel_for(B * H, 1, [&](std::size_t t0, std::size_t t1) {
-                std::vector<T> dp(tile), dropped(drop ? tile : 0);
-                for (std::size_t t = t0; t < t1; ++t) {
+            // The relative term's gradients: its query's tile by tile; its table's summed over the batch in order
+            // b = 0, 1, ... for each head, so the tiles are walked head by head, each head on one thread (the same
+            // numbers at any thread count).
+            T* dRQ = nullptr;
+            bool accRQ = false;
+            if (NRQ && NRQ->requires_grad) std::tie(dRQ, accRQ) = grad_target(*NRQ);
+            T* dTab = NRT && NRT->requires_grad ? grad_ptr(*NRT) : nullptr;
+            const T* RQ = NRQ ? NRQ->value.data() : nullptr;
+            const T* Tab = NRT ? NRT->value.data() : nullptr;
+            const bool rel_grad = dRQ || dTab;
+            const T zq = accQ ? T(1) : T(0), zk = accK ? T(1) : T(0), zv = accV ? T(1) : T(0), zrq = accRQ ? T(1) : T(0);
+            const bool by_head = dTab != nullptr;
+            parallel::parallel_for(by_head ? H : B * H, 1, [&](std::size_t u0, std::size_t u1) {
+                std::vector<T> dp(tile), dropped(drop ? tile : 0), drq(rel_grad ? Lq * R : 0);
+                const std::size_t n_tiles = by_head ? (u1 - u0) * B : u1 - u0;
+                for (std::size_t u = 0; u < n_tiles; ++u) {
+                    // by head: the tiles (b, h) for h in [u0, u1), b = 0 .. B-1; otherwise tiles u0 .. u1-1
+                    const std::size_t t = by_head ? (u % B) * H + u0 + u / B : u0 + u;
+                    const std::size_t h = t % H;
                     const T* p = W + t * tile;
                     const T* g = G + t * Lq * dv;
                     const std::uint8_t* kt = drop ? keep.data() + t * tile : nullptr;
@@ -188,7 +246,7 @@ Var<T> attention_core(const Var<T>& q, const Var<T>& k, const Var<T>& v, const V
                         pd = dropped.data();
                     }
                     if (dV) tile_gemm(true, false, Lk, dv, Lq, pd, Lk, g, dv, zv, dV + t * Lk * dv, dv);  // pdᵀ g
-                    if (!dQ && !dK && !bias_grad) continue;
+                    if (!dQ && !dK && !bias_grad && !rel_grad) continue;
                     tile_gemm(false, true, Lq, Lk, dv, g, dv, V + t * Lk * dv, dv, T(0), dp.data(), Lk);  // g vᵀ
                     if (drop)
                         for (std::size_t e = 0; e < tile; ++e) dp[e] = dp[e] * (T(kt[e]) * drop_scale);
@@ -196,13 +254,21 @@ Var<T> attention_core(const Var<T>& q, const Var<T>& k, const Var<T>& v, const V
                     for (std::size_t i = 0; i < Lq; ++i) {
                         const T* pi = p + i * Lk;
                         T* di = dp.data() + i * Lk;
-                        T dot = 0;
-                        for (std::size_t j = 0; j < Lk; ++j) dot += di[j] * pi[j];
+                        const T dot = vec::row_dot8(di, pi, Lk);
                         for (std::size_t j = 0; j < Lk; ++j) di[j] = pi[j] * (di[j] - dot);
                     }
                     const T* ds = dp.data();
                     if (dQ) tile_gemm(false, false, Lq, d, Lk, ds, Lk, K + t * Lk * d, d, zq, dQ + t * Lq * d, d);
                     if (dK) tile_gemm(true, false, Lk, d, Lq, ds, Lk, Q + t * Lq * d, d, zk, dK + t * Lk * d, d);
+                    if (rel_grad) {  // the gather's transpose into (Lq, 2k+1), then its two products
+                        std::fill(drq.begin(), drq.end(), T(0));
+                        for (std::size_t i = 0; i < Lq; ++i)
+                            detail::scatter_row(detail::row_runs(i, Lk, rk, q_offset), Lk, R, ds + i * Lk, drq.data() + i * R);
+                        if (dRQ)
+                            tile_gemm(false, false, Lq, dr, R, drq.data(), R, Tab + h * R * dr, dr, zrq, dRQ + t * Lq * dr, dr);
+                        if (dTab)
+                            tile_gemm(true, false, R, dr, Lq, drq.data(), R, RQ + t * Lq * dr, dr, T(1), dTab + h * R * dr, dr);
+                    }
                     if (bias_full) {
                         T* db = dBias + t * tile;
                         if (accB)
@@ -229,7 +295,7 @@ Var<T> attention_core(const Var<T>& q, const Var<T>& k, const Var<T>& v, const V
 
 #define RELPOS_INST(T)                                                                                          \
     template Var<T> attention_core(const Var<T>&, const Var<T>&, const Var<T>&, const Var<T>&, const Array<T>*, \
-                                   const Array<T>*, bool, std::size_t, double, Rng*, Var<T>*);
+                                   const Array<T>*, bool, std::size_t, double, Rng*, Var<T>*, const RelativeLogits<T>*);
 RELPOS_INST(float)
 RELPOS_INST(double)
 #undef RELPOS_INST

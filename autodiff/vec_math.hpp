@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstring>
 #include <limits>
 
 #include <xsimd/xsimd.hpp>
@@ -57,6 +58,53 @@ void row_sum_exp(const T* x, std::size_t n, T shift, T& sum_exp, T& sum_x) {
     }
     sum_exp = xsimd::hadd(se);
     sum_x = xsimd::hadd(sx);
+}
+
+// sum_j x[j] and sum_j a[j] * b[j] in one fixed order whatever the build's SIMD width: eight running
+// partial sums (element j goes to partial j mod 8, left to right), the tail past the last full eight
+// added to them the same way, then the partials summed pairwise ((0+4)+(2+6))+((1+5)+(3+7)). A plain
+// `s += x[j]` is one chain of dependent adds (the compiler may not reorder a float sum): at rows of 64 the
+// softmax's sums cost more than its exps.
+namespace detail {
+template <class T>
+struct Lanes8Of {
+    typedef T type __attribute__((vector_size(8 * sizeof(T))));
+};
+template <class T>
+using Lanes8 = typename Lanes8Of<T>::type;
+template <class T>
+inline T reduce8(Lanes8<T> a) {
+    return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
+}
+}  // namespace detail
+
+template <class T>
+T row_sum8(const T* x, std::size_t n) {
+    using V = detail::Lanes8<T>;
+    V acc{};
+    std::size_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        V v;
+        std::memcpy(&v, x + j, sizeof v);
+        acc += v;
+    }
+    for (std::size_t i = 0; j + i < n; ++i) acc[i] += x[j + i];
+    return detail::reduce8<T>(acc);
+}
+
+template <class T>
+T row_dot8(const T* a, const T* b, std::size_t n) {
+    using V = detail::Lanes8<T>;
+    V acc{};
+    std::size_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        V va, vb;
+        std::memcpy(&va, a + j, sizeof va);
+        std::memcpy(&vb, b + j, sizeof vb);
+        acc += va * vb;
+    }
+    for (std::size_t i = 0; j + i < n; ++i) acc[i] += a[j + i] * b[j + i];
+    return detail::reduce8<T>(acc);
 }
 
 // out[j] = a * exp(x[j] - shift) + b, or out[j] += ... when accumulate

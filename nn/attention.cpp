@@ -92,13 +92,20 @@ Var<T> MultiHeadAttention<T>::forward(const Var<T>& x, const Var<T>& kv, const A
     const Array<T>* attn_mask = mask && mask->has_attn ? &mask->attn : nullptr;
     // Hooks that only add a bias (all but Shaw's and CoPE's): scores, bias, masks, softmax, dropout and the
     // product with v in one fused op, a (batch, head) tile at a time.
+    // The first hook whose term is a bucketed relative one (Transformer-XL's) hands it to the core as it is.
     Var<T> bias;
+    RelativeLogits<T> rel;
     bool fused = g_fused_attention && std::all_of(hooks.begin(), hooks.end(), [](const auto& h) { return h->bias_only(); });
-    for (std::size_t i = 0; fused && i < hooks.size(); ++i)
+    for (std::size_t i = 0; fused && i < hooks.size(); ++i) {
+        if (!rel.table.defined() && hooks[i]->relative_logits(q, k.dim(2), q_offset, rel)) continue;
         if (Var<T> b = hooks[i]->logit_bias(q, k.dim(2), q_offset); b.defined()) bias = bias.defined() ? bias + b : b;
+    }
+    if (fused && rel.table.defined() && bias.defined() && !attention_core_takes_bias(bias.shape(), B, heads_, Lq, k.dim(2)))
+        bias = bias + rel_logits(rel.q, rel.table, rel.k, k.dim(2), q_offset);  // the separate path below, in full
     if (fused && (!bias.defined() || attention_core_takes_bias(bias.shape(), B, heads_, Lq, k.dim(2)))) {
         Var<T> out = attention_core(q, k, v, bias, key_padding, attn_mask, site_.causal(), q_offset, attn_drop->p(),
-                                    attn_drop->training() ? &attn_drop->rng() : nullptr, weights);
+                                    attn_drop->training() ? &attn_drop->rng() : nullptr, weights,
+                                    rel.table.defined() ? &rel : nullptr);
         out = permute_view(out, out.shape(), {0, 2, 1, 3}, {B, Lq, d_model_});  // (B, Lq, D)
         return out_proj->forward(out);
     }

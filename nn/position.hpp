@@ -65,6 +65,14 @@ public:
     // inside its fused core (autodiff attention_core: no (B, H, Lq, Lk) logits written and read back). Left
     // false, attention runs the separate ops and calls every hook as above: always correct, slower.
     virtual bool bias_only() const { return false; }
+    // Speed only, for a bias_only() hook whose logit_bias(q, lk, q_offset) is Shaw's bucketed form
+    // out[b,h,i,j] = rq[b,h,i] · table[h][clip(j - i - q_offset, k) + k] with a per-head table (H, 2k+1, d):
+    // fill `out` with rq, table and k and return true, and the fused core computes the term tile by tile
+    // (never a (B, H, Lq, Lk) tensor). The term must equal logit_bias's (tests/test_position_generic.cpp
+    // compares the fused and the separate paths for every encoding). Transformer-XL's term is this form.
+    virtual bool relative_logits(const Var<T>& q, std::size_t lk, std::size_t q_offset, RelativeLogits<T>& out) {
+        return false;
+    }
 };
 
 // Which side of the model an encoding instance serves (the model builds one per side, so learned

@@ -103,6 +103,15 @@ public:
         const Table t = consecutive_table(q.dim(2), lk, q_offset);
         return rel_logits(position_query(q), t.rows, t.k, lk, q_offset);
     }
+    // The same term for attention's fused core, as Shaw's bucketed form (consecutive positions only).
+    bool relative_logits(const Var<T>& q, std::size_t lk, std::size_t q_offset, RelativeLogits<T>& out) override {
+        if (!is_identity(map_)) return false;
+        const Table t = consecutive_table(q.dim(2), lk, q_offset);
+        out.q = position_query(q);
+        out.table = t.rows;
+        out.k = t.k;
+        return true;
+    }
     Var<T> add_logit_bias(const Var<T>& logits, const Var<T>& q, std::size_t q_offset) override {
         const std::size_t lk = logits.dim(3);
         if (!is_identity(map_)) return logits + mapped_term(q, lk, q_offset);

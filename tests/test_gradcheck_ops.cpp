@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 
+#include "autodiff/parallel.hpp"
 #include "tests/helpers.hpp"
 
 using namespace relpos;
@@ -192,6 +193,25 @@ std::vector<OpRow> op_table() {
         row("attention_core", "bias (H, Lq, Lk) broadcast over the batch, causal at query offset 2",
             with({2, 3, 5}),
             [](auto& x) { return attention_core<double>(x[0], x[1], x[2], x[3], nullptr, nullptr, true, 2, 0.0, nullptr); });
+        // the relative term: its query (B, H, Lq, d) and per-head table (H, 2k+1, d) as inputs 3 and 4 (5 and 6
+        // with a bias); k = 1 clips most distances of the 3 x 5 tile
+        auto with_rel = [&qkv](std::size_t k, bool bias) {
+            auto in = qkv;
+            if (bias) in.push_back({{2, 1, 3, 5}});
+            in.push_back({{2, 2, 3, 4}});
+            in.push_back({{2, 2 * k + 1, 4}});
+            return in;
+        };
+        row("attention_core", "relative term (k 1), key padding + attention mask", with_rel(1, false),
+            [kp, am](auto& x) {
+                RelativeLogits<double> rel{x[3], x[4], 1};
+                return attention_core<double>(x[0], x[1], x[2], V(), &kp, &am, false, 0, 0.0, nullptr, nullptr, &rel);
+            });
+        row("attention_core", "relative term (k 3) and bias (B, 1, Lq, Lk), causal at query offset 1",
+            with_rel(3, true), [](auto& x) {
+                RelativeLogits<double> rel{x[4], x[5], 3};
+                return attention_core<double>(x[0], x[1], x[2], x[3], nullptr, nullptr, true, 1, 0.0, nullptr, nullptr, &rel);
+            });
         auto rng = std::make_shared<Rng>(13);
         row("attention_core", "bias (1, 1, Lq, Lk), key padding, dropout 0.3 (same mask every time)",
             with({1, 1, 3, 5}), [kp, rng](auto& x) {
@@ -374,6 +394,40 @@ TEST_CASE("attention_softmax equals softmax with the masks materialised", "[grad
             for (std::size_t i = 0; i < 3; ++i)
                 for (std::size_t j = 0; j < 5; ++j) full(b, h, i, j) = kp(b, j) + am(i, j) + (j > i + 1 ? -kInf : 0.0);
     require_close(attention_softmax(x, &kp, &am, true, 1).value(), softmax(x, -1, &full).value(), 1e-14);
+}
+
+// The relative term inside the core against the same term as a bias (add_rel_logits' rel_logits): the same
+// values and gradients for every input (distances clipped and not, causal with an offset, two threads).
+TEST_CASE("attention_core's relative term equals rel_logits as a bias", "[gradcheck]") {
+    Array<double> kp = zeros<double>({2, 6});
+    kp(1, 5) = -kInf;
+    for (int variant = 0; variant < 3; ++variant) {
+        INFO("variant " << variant);
+        const std::size_t K = variant == 1 ? 6 : 2, off = variant == 2 ? 2 : 0;
+        const bool causal = variant == 2;
+        const int threads = parallel::num_threads();
+        parallel::set_num_threads(variant == 1 ? 2 : 1);
+        V q = leaf({2, 3, 4, 5}, 81), k = leaf({2, 3, 6, 5}, 82), v = leaf({2, 3, 6, 2}, 83);
+        V rq = leaf({2, 3, 4, 5}, 84), table = leaf({3, 2 * K + 1, 5}, 85);
+        RelativeLogits<double> rel{rq, table, K};
+        V fused = attention_core<double>(q, k, v, V(), causal ? nullptr : &kp, nullptr, causal, off, 0.0, nullptr, nullptr, &rel);
+        V sep = attention_core<double>(q, k, v, rel_logits(rq, table, K, 6, off), causal ? nullptr : &kp, nullptr, causal,
+                                       off, 0.0, nullptr);
+        require_close(fused.value(), sep.value(), 1e-13);
+        const Array<double> r = randn<double>(fused.shape(), 86);
+        std::vector<V> in = {q, k, v, rq, table};
+        std::vector<Array<double>> gf, gs;
+        for (V* out : {&fused, &sep}) {
+            for (auto& x : in) x.zero_grad();
+            sum(*out * V(r)).backward();
+            for (auto& x : in) (out == &fused ? gf : gs).push_back(x.grad());
+        }
+        parallel::set_num_threads(threads);
+        for (std::size_t i = 0; i < in.size(); ++i) {
+            INFO("input " << i);
+            require_close(gf[i], gs[i], 1e-12);
+        }
+    }
 }
 
 // The fused core against the separate ops it replaces (matmul, bias, attention_softmax, dropout, matmul):
