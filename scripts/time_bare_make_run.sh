@@ -8,8 +8,9 @@
 #   sudo scripts/time_bare_make_run.sh bench/results/bare-make-run-$(date -u +%F)-<machine>.json [CHROOT_DIR]
 #   sudo scripts/paused.sh scripts/time_bare_make_run.sh FILE      # with a campaign's trainers paused
 # Needs root, debootstrap and the network (the Debian mirror of /etc/apt; MIRROR=... to choose). CHROOT_DIR
-# (default /var/tmp/relpos-bare-bookworm) is made once and reused: its root file system is kept, the clone and
-# apt's caches are made anew each time. The download speed of the mirror is part of the figure: say which.
+# (default /var/tmp/relpos-bare-bookworm) keeps the bare system made once (CHROOT_DIR/pristine: debootstrap, git,
+# make) and copies it anew to CHROOT_DIR/work for every measurement, so nothing a previous one installed is
+# there. The download speed of the mirror is part of the figure: say which.
 set -euo pipefail
 out=${1:?usage: scripts/time_bare_make_run.sh OUT.json [CHROOT_DIR]}
 C=${2:-/var/tmp/relpos-bare-bookworm}
@@ -21,18 +22,29 @@ MIRROR=${MIRROR:-$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
 commit=$(git rev-parse --short=12 HEAD)
 [ -z "$(git status --porcelain --untracked-files=no)" ] || echo "time_bare_make_run: the working tree has changes; the clone measures HEAD ($commit) without them" >&2
-if [ ! -x "$C/usr/bin/apt-get" ]; then
-  echo "time_bare_make_run: debootstrap of bookworm (minbase) into $C ..." >&2
-  debootstrap --variant=minbase bookworm "$C" "$MIRROR" >/dev/null
+P=$C/pristine
+W=$C/work
+mounts() {  # mounts DIR: proc, dev and dev/pts of the host inside DIR
+  mountpoint -q "$1/proc" || mount -t proc proc "$1/proc"
+  mountpoint -q "$1/dev" || mount --bind /dev "$1/dev"
+  mountpoint -q "$1/dev/pts" || mount --bind /dev/pts "$1/dev/pts"
+  cp /etc/resolv.conf "$1/etc/resolv.conf"
+}
+unmounts() { for d in "$@"; do umount "$d/dev/pts" "$d/dev" "$d/proc" 2>/dev/null || true; done; }
+trap 'unmounts "$P" "$W"' EXIT
+if [ ! -x "$P/usr/bin/git" ]; then
+  echo "time_bare_make_run: debootstrap of bookworm (minbase) into $P, then git and make ..." >&2
+  rm -rf "$P"
+  debootstrap --variant=minbase bookworm "$P" "$MIRROR" >/dev/null
+  mounts "$P"
+  chroot "$P" bash -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends git make ca-certificates >/dev/null && apt-get clean && rm -rf /var/lib/apt/lists/*"
+  unmounts "$P"
 fi
-cleanup() { umount "$C/dev/pts" "$C/dev" "$C/proc" 2>/dev/null || true; }
-trap cleanup EXIT
-mountpoint -q "$C/proc" || mount -t proc proc "$C/proc"
-mountpoint -q "$C/dev" || mount --bind /dev "$C/dev"
-mountpoint -q "$C/dev/pts" || mount --bind /dev/pts "$C/dev/pts"
-cp /etc/resolv.conf "$C/etc/resolv.conf"
-chroot "$C" bash -c "command -v git >/dev/null && command -v make >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends git make ca-certificates >/dev/null; }"
-rm -rf "$C/root/relpos"
+unmounts "$W"
+rm -rf "$W"
+cp -a "$P" "$W"
+C=$W
+mounts "$C"
 git clone -q "$root" "$C/root/relpos"
 chroot "$C" bash -c "apt-get clean; rm -rf /var/lib/apt/lists/*"
 load=$(cut -d' ' -f1-3 /proc/loadavg)
