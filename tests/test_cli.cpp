@@ -147,7 +147,9 @@ TEST_CASE("cli/sweep_list_and_shards", "[cli]") {
     CHECK(total == 21);
     Cmd some = sh(kBin + " run " + cfg + " --list 'sweep.seeds=[1, 2, 3, 4]'");
     REQUIRE(some.code == 0);
-    CHECK_THAT(some.out, Catch::Contains("# 21 of 28 run(s) finished, 7 left; at the finished runs' mean training time"));
+    CHECK_THAT(some.out, Catch::Contains("# 21 of 28 run(s) finished, 7 left; at the finished runs' mean training time, per cell"));
+    // every seed-4 run is in a cell (a value of k) with finished runs: none counted at the mean over all
+    CHECK_THAT(some.out, !Catch::Contains("no finished run yet"));
     Cmd bad = sh(kBin + " run " + cfg + " --list --shard 4/4");
     CHECK(bad.code == 2);
     // --only: the points whose id matches, with the whole sweep's ids (and run names), then --shard splits them

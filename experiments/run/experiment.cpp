@@ -180,6 +180,15 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
     if (opt.list_only) {
         std::size_t finished = 0, started = 0;
         double seconds = 0;  // training cost of the finished runs, core-seconds (RunRecord::core_seconds)
+        // A cell: a point's overrides but its seed. Cost per cell, for the estimate below.
+        auto cell_of = [](const SweepPoint& p) {
+            std::string key;
+            for (const auto& o : p.overrides)
+                if (o.rfind("seed=", 0) != 0) key += o + '\n';
+            return key;
+        };
+        std::map<std::string, std::pair<double, std::size_t>> cell_cost;  // core-seconds, finished runs
+        std::vector<std::string> left_cells;                              // the cell of every unfinished point
         for (auto& p : points) {
             const fs::path dir = run_dir_of(p), results = dir / "results.json";
             const bool done = fs::exists(results);
@@ -191,8 +200,12 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
                                         r.stop_reason, r.steps);
                 ++finished;
                 seconds += r.core_seconds();
-            } else if (!state.empty()) {
-                ++started;
+                auto& c = cell_cost[cell_of(p)];
+                c.first += r.core_seconds();
+                ++c.second;
+            } else {
+                left_cells.push_back(cell_of(p));
+                if (!state.empty()) ++started;
             }
             // Not started: whether it will continue a capped run of the store (experiments/run/continuation.hpp),
             // at the thread count this command would give it.
@@ -209,11 +222,28 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
         // What is left, for planning a long campaign (stderr: stdout stays one line per point).
         const std::size_t left = points.size() - finished;
         std::string estimate;
-        if (finished && left && seconds > 0)
-            // core-hours: CPU time where runs record it (train_cpu_seconds), else wall time x threads
-            estimate = fmt::format("; at the finished runs' mean training time ({:.2f} core-hours) about {:.1f} "
-                                   "core-hours of training left", seconds / finished / 3600,
-                                   seconds / finished * left / 3600);
+        if (finished && left && seconds > 0) {
+            // core-hours: CPU time where runs record it (train_cpu_seconds), else wall time x threads. Each
+            // unfinished run at its cell's mean where the cell has finished runs; the others (a cell's cost can
+            // differ tenfold from another's) at the mean over all finished runs, and said so.
+            double left_seconds = 0;
+            std::size_t guessed = 0;
+            for (const auto& key : left_cells) {
+                const auto it = cell_cost.find(key);
+                if (it != cell_cost.end()) {
+                    left_seconds += it->second.first / it->second.second;
+                } else {
+                    left_seconds += seconds / finished;
+                    ++guessed;
+                }
+            }
+            estimate = fmt::format("; at the finished runs' mean training time, per cell ({:.2f} core-hours over all "
+                                   "of them) about {:.1f} core-hours of training left", seconds / finished / 3600,
+                                   left_seconds / 3600);
+            if (guessed)
+                estimate += fmt::format(", {} of the {} run(s) left in cells with no finished run yet, counted at the "
+                                        "mean over all (their cost may differ)", guessed, left);
+        }
         std::fflush(stdout);  // after the points, also through a pipe
         // sweep.only: the study is these points, not the whole grid
         const std::string study = top.sweep.only.empty()
