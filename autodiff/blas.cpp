@@ -1,5 +1,6 @@
 #include "autodiff/blas.hpp"
 #include "autodiff/parallel.hpp"
+#include "autodiff/small_gemm.hpp"
 
 #include <cblas.h>
 #include <malloc.h>
@@ -31,6 +32,10 @@ void gemm1(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, float 
             for (std::size_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.f ? 0.f : beta * c[i * ldc + j];
         return;
     }
+    if (thin_gemm_fits(ta, tb, m, n, k)) {
+        small_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        return;
+    }
     cblas_sgemm(CblasRowMajor, tr(ta), tr(tb), (int)m, (int)n, (int)k, alpha, a, (int)lda, b, (int)ldb,
                 beta, c, (int)ldc);
 }
@@ -41,6 +46,10 @@ void gemm1(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, double
     if (k == 0) {
         for (std::size_t i = 0; i < m; ++i)
             for (std::size_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0 ? 0.0 : beta * c[i * ldc + j];
+        return;
+    }
+    if (thin_gemm_fits(ta, tb, m, n, k)) {
+        small_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
         return;
     }
     cblas_dgemm(CblasRowMajor, tr(ta), tr(tb), (int)m, (int)n, (int)k, alpha, a, (int)lda, b, (int)ldb,

@@ -1,9 +1,17 @@
-// Small products in registers (see small_gemm.hpp). Compiled with -ffp-contract=fast (CMakeLists.txt): the
-// accumulation a * b + acc is one fused multiply-add, as in OpenBLAS's kernels.
+// Small products in registers (see small_gemm.hpp). Every accumulation a * b + acc is one fused multiply-add
+// (fmadd below: the instruction itself where the CPU has it, never left to the compiler's contraction, which
+// fused some register widths and not others), so a row of C comes out the same whether it is summed in a block
+// of 8 rows or alone: a decoder's step equals its row of the whole sequence.
 #include "autodiff/small_gemm.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
+
+#if defined(__x86_64__) && defined(__FMA__)
+#include <immintrin.h>
+#endif
 
 namespace relpos::blas {
 
@@ -14,23 +22,70 @@ struct VecOf {
     typedef T type __attribute__((vector_size(Bytes)));
 };
 
+// a * b + acc, lane by lane, rounded once.
+template <class T, std::size_t VB, class V>
+inline V fmadd(T a, V b, V acc) {
+#if defined(__x86_64__) && defined(__FMA__)
+    constexpr bool f = sizeof(T) == 4;
+#if defined(__AVX512F__)
+    if constexpr (VB == 64) {
+        if constexpr (f)
+            return (V)_mm512_fmadd_ps(_mm512_set1_ps(float(a)), (__m512)b, (__m512)acc);
+        else
+            return (V)_mm512_fmadd_pd(_mm512_set1_pd(double(a)), (__m512d)b, (__m512d)acc);
+    }
+#endif
+    if constexpr (VB == 32) {
+        if constexpr (f)
+            return (V)_mm256_fmadd_ps(_mm256_set1_ps(float(a)), (__m256)b, (__m256)acc);
+        else
+            return (V)_mm256_fmadd_pd(_mm256_set1_pd(double(a)), (__m256d)b, (__m256d)acc);
+    }
+    if constexpr (VB == 16) {
+        if constexpr (f)
+            return (V)_mm_fmadd_ps(_mm_set1_ps(float(a)), (__m128)b, (__m128)acc);
+        else
+            return (V)_mm_fmadd_pd(_mm_set1_pd(double(a)), (__m128d)b, (__m128d)acc);
+    }
+#endif
+    V r;
+    for (std::size_t i = 0; i < VB / sizeof(T); ++i) r[i] = std::fma(a, b[i], acc[i]);
+    return r;
+}
+
 // C[0..R) x [0..NV * lanes) of one register block: R rows of op(A) against NV vectors of B's columns; B is
 // row-major (k, n) with row stride ldb. TA: A is stored (k, m), so row r of op(A) is column r of A.
+// Part (the products split over k, see gemm_nn): the running sums come from P (row stride ldp) when `resume`,
+// and go back to P unscaled when not `last`; each sum is the same chain of fused multiply-adds over k in order
+// however k is split (a float stored and loaded back is the same float).
 template <class T, int R, int NV, std::size_t VB, bool TA>
 inline void block(std::size_t k, const T* A, std::size_t lda, const T* B, std::size_t ldb, T alpha, T beta, T* C,
-                  std::size_t ldc) {
+                  std::size_t ldc, T* P = nullptr, std::size_t ldp = 0, bool resume = false, bool last = true) {
     using V = typename VecOf<T, VB>::type;
     constexpr std::size_t L = VB / sizeof(T);
     V acc[R][NV];
+    if (last && k >= 32)  // C's lines on their way while the sums run (a linear layer's product writes megabytes)
+        for (int r = 0; r < R; ++r)
+            for (std::size_t o = 0; o < NV * VB; o += 64) __builtin_prefetch(C + r * ldc + o / sizeof(T), 1);
     for (int r = 0; r < R; ++r)
-        for (int v = 0; v < NV; ++v) acc[r][v] = V{};
+        for (int v = 0; v < NV; ++v) {
+            if (resume)
+                std::memcpy(&acc[r][v], P + r * ldp + v * L, VB);
+            else
+                acc[r][v] = V{};
+        }
     for (std::size_t p = 0; p < k; ++p) {
         V b[NV];
         for (int v = 0; v < NV; ++v) std::memcpy(&b[v], B + p * ldb + v * L, VB);
         for (int r = 0; r < R; ++r) {
             const T a = TA ? A[p * lda + r] : A[r * lda + p];
-            for (int v = 0; v < NV; ++v) acc[r][v] += a * b[v];
+            for (int v = 0; v < NV; ++v) acc[r][v] = fmadd<T, VB>(a, b[v], acc[r][v]);
         }
+    }
+    if (!last) {
+        for (int r = 0; r < R; ++r)
+            for (int v = 0; v < NV; ++v) std::memcpy(P + r * ldp + v * L, &acc[r][v], VB);
+        return;
     }
     for (int r = 0; r < R; ++r)
         for (int v = 0; v < NV; ++v) {
@@ -39,7 +94,7 @@ inline void block(std::size_t k, const T* A, std::size_t lda, const T* B, std::s
             if (beta != T(0)) {
                 V old;
                 std::memcpy(&old, c, VB);
-                out += beta * old;
+                out = fmadd<T, VB>(beta, old, out);
             }
             std::memcpy(c, &out, VB);
         }
@@ -48,43 +103,109 @@ inline void block(std::size_t k, const T* A, std::size_t lda, const T* B, std::s
 // All m rows of one column panel: blocks of R rows, then the remaining rows one at a time.
 template <class T, int R, int NV, std::size_t VB, bool TA>
 void panel(std::size_t m, std::size_t k, const T* A, std::size_t lda, const T* B, std::size_t ldb, T alpha, T beta,
-           T* C, std::size_t ldc) {
+           T* C, std::size_t ldc, T* P, std::size_t ldp, bool resume, bool last) {
     std::size_t i = 0;
     for (; i + R <= m; i += R)
-        block<T, R, NV, VB, TA>(k, TA ? A + i : A + i * lda, lda, B, ldb, alpha, beta, C + i * ldc, ldc);
-    for (; i < m; ++i) block<T, 1, NV, VB, TA>(k, TA ? A + i : A + i * lda, lda, B, ldb, alpha, beta, C + i * ldc, ldc);
+        block<T, R, NV, VB, TA>(k, TA ? A + i : A + i * lda, lda, B, ldb, alpha, beta, C + i * ldc, ldc,
+                                P ? P + i * ldp : nullptr, ldp, resume, last);
+    for (; i < m; ++i)
+        block<T, 1, NV, VB, TA>(k, TA ? A + i : A + i * lda, lda, B, ldb, alpha, beta, C + i * ldc, ldc,
+                                P ? P + i * ldp : nullptr, ldp, resume, last);
 }
 
 // Column panels from the widest down: two 64-byte vectors (16 accumulators with R = 8), one, half a vector,
-// a quarter, then single columns.
+// a quarter, then single columns. Packed: B was copied by pack_panels, each panel's (k, width) block contiguous
+// at offset j * k (rows of width floats), so that a panel's rows do not fall on a few L1 sets whatever n is.
 template <class T, bool TA>
-void gemm_nn(std::size_t m, std::size_t n, std::size_t k, T alpha, const T* A, std::size_t lda, const T* B,
-             std::size_t ldb, T beta, T* C, std::size_t ldc) {
+void panels(std::size_t m, std::size_t n, std::size_t k, T alpha, const T* A, std::size_t lda, const T* B,
+            std::size_t ldb, T beta, T* C, std::size_t ldc, T* P, std::size_t ldp, bool resume, bool last,
+            bool packed = false) {
     constexpr std::size_t L = 64 / sizeof(T);  // lanes of a 64-byte vector
+    auto at = [&](std::size_t j) { return P ? P + j : nullptr; };
+    auto bp = [&](std::size_t j) { return packed ? B + j * k : B + j; };
+    auto ld = [&](std::size_t w) { return packed ? w : ldb; };
     std::size_t j = 0;
-    for (; j + 2 * L <= n; j += 2 * L) panel<T, 8, 2, 64, TA>(m, k, A, lda, B + j, ldb, alpha, beta, C + j, ldc);
-    for (; j + L <= n; j += L) panel<T, 8, 1, 64, TA>(m, k, A, lda, B + j, ldb, alpha, beta, C + j, ldc);
-    for (; j + L / 2 <= n; j += L / 2) panel<T, 8, 1, 32, TA>(m, k, A, lda, B + j, ldb, alpha, beta, C + j, ldc);
-    for (; j + L / 4 <= n; j += L / 4) panel<T, 8, 1, 16, TA>(m, k, A, lda, B + j, ldb, alpha, beta, C + j, ldc);
-    for (; j < n; ++j) panel<T, 8, 1, sizeof(T), TA>(m, k, A, lda, B + j, ldb, alpha, beta, C + j, ldc);
+    for (; j + 2 * L <= n; j += 2 * L)
+        panel<T, 8, 2, 64, TA>(m, k, A, lda, bp(j), ld(2 * L), alpha, beta, C + j, ldc, at(j), ldp, resume, last);
+    for (; j + L <= n; j += L)
+        panel<T, 8, 1, 64, TA>(m, k, A, lda, bp(j), ld(L), alpha, beta, C + j, ldc, at(j), ldp, resume, last);
+    for (; j + L / 2 <= n; j += L / 2)
+        panel<T, 8, 1, 32, TA>(m, k, A, lda, bp(j), ld(L / 2), alpha, beta, C + j, ldc, at(j), ldp, resume, last);
+    for (; j + L / 4 <= n; j += L / 4)
+        panel<T, 8, 1, 16, TA>(m, k, A, lda, bp(j), ld(L / 4), alpha, beta, C + j, ldc, at(j), ldp, resume, last);
+    for (; j < n; ++j)
+        panel<T, 8, 1, sizeof(T), TA>(m, k, A, lda, bp(j), ld(1), alpha, beta, C + j, ldc, at(j), ldp, resume, last);
+}
+
+// op(B) (k, n) copied panel by panel in the order `panels` walks them: the panel of width w starting at column
+// j holds its k rows of w floats at out + j * k. TB: B is stored (n, k).
+template <class T>
+void pack_panels(bool tb, std::size_t n, std::size_t k, const T* B, std::size_t ldb, T* out) {
+    constexpr std::size_t L = 64 / sizeof(T);
+    auto copy = [&](std::size_t j, std::size_t w) {
+        T* o = out + j * k;
+        for (std::size_t p = 0; p < k; ++p)
+            for (std::size_t c = 0; c < w; ++c) o[p * w + c] = tb ? B[(j + c) * ldb + p] : B[p * ldb + j + c];
+    };
+    std::size_t j = 0;
+    for (; j + 2 * L <= n; j += 2 * L) copy(j, 2 * L);
+    for (; j + L <= n; j += L) copy(j, L);
+    for (; j + L / 2 <= n; j += L / 2) copy(j, L / 2);
+    for (; j + L / 4 <= n; j += L / 4) copy(j, L / 4);
+    for (; j < n; ++j) copy(j, 1);
+}
+
+// Cache blocking for the products of the linear layers (thousands of rows, a few hundred columns):
+//  - without TA, rows of A in chunks of about 16 KiB, so that each chunk is read from L1 by every column panel
+//    (a column panel walks all its rows before the next starts);
+//  - with TA and a long k (a weight gradient: Xᵀ G over all the batch's tokens), k in chunks of kKc, so that
+//    the chunk of both operands stays in L2 across the register blocks; the running sums wait in P (m x n).
+// Neither changes a single sum: each entry of C is one fused multiply-add chain over k in order.
+constexpr std::size_t kRowChunkBytes = 8192;
+constexpr std::size_t kKc = 256;
+
+template <class T, bool TA>
+void gemm_nn(bool tb, std::size_t m, std::size_t n, std::size_t k, T alpha, const T* A, std::size_t lda, const T* B,
+             std::size_t ldb, T beta, T* C, std::size_t ldc) {
+    thread_local std::vector<T> packed;  // op(B): panel by panel (pack_panels), or transposed to (k, n)
+    if (!TA) {
+        packed.resize(k * n);
+        pack_panels(tb, n, k, B, ldb, packed.data());
+        const std::size_t mc = std::max<std::size_t>(8, kRowChunkBytes / (sizeof(T) * std::max<std::size_t>(k, 1)) / 8 * 8);
+        for (std::size_t i0 = 0; i0 < m; i0 += mc)
+            panels<T, false>(std::min(mc, m - i0), n, k, alpha, A + i0 * lda, lda, packed.data(), n, beta, C + i0 * ldc,
+                             ldc, nullptr, 0, false, true, true);
+        return;
+    }
+    // TA: B's rows are read once each, in order (a weight gradient streams all the batch's tokens): no packing
+    if (tb) {
+        packed.resize(k * n);
+        for (std::size_t j = 0; j < n; ++j)
+            for (std::size_t p = 0; p < k; ++p) packed[p * n + j] = B[j * ldb + p];
+        B = packed.data();
+        ldb = n;
+    }
+    if (k <= 2 * kKc) {
+        panels<T, true>(m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, nullptr, 0, false, true);
+        return;
+    }
+    thread_local std::vector<T> part;
+    part.resize(m * n);
+    for (std::size_t p0 = 0; p0 < k; p0 += kKc) {
+        const std::size_t kc = std::min(kKc, k - p0);
+        panels<T, true>(m, n, kc, alpha, A + p0 * lda, lda, B + p0 * ldb, ldb, beta, C, ldc, part.data(), n, p0 > 0,
+                        p0 + kc == k);
+    }
 }
 
 template <class T>
 void small(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, T alpha, const T* A, std::size_t lda,
            const T* B, std::size_t ldb, T beta, T* C, std::size_t ldc) {
     if (m == 0 || n == 0) return;
-    thread_local std::vector<T> bt;  // op(B) = Bᵀ, (k, n), when B is read transposed
-    if (tb) {
-        bt.resize(k * n);
-        for (std::size_t j = 0; j < n; ++j)
-            for (std::size_t p = 0; p < k; ++p) bt[p * n + j] = B[j * ldb + p];
-        B = bt.data();
-        ldb = n;
-    }
     if (ta)
-        gemm_nn<T, true>(m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+        gemm_nn<T, true>(tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     else
-        gemm_nn<T, false>(m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+        gemm_nn<T, false>(tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 }  // namespace
