@@ -10,7 +10,8 @@
 #       one per core), STAGGER seconds apart, each running `relpos run CONFIG --jobs 1 threads=1` for the
 #       configs in order (when no point of the first is left to start, a trainer goes on to the next: a study
 #       and then its reference experiment keep every core busy), and the loop that every INTERVAL seconds
-#       commits each finished run (scripts/commit_finished_runs.sh), brings the status counts (count(...)
+#       commits each finished run (scripts/commit_finished_runs.sh), writes again the report of each study whose
+#       report.json is committed (`relpos report`; a page reads it) and commits it, brings the status counts (count(...)
 #       markers) of every page scripts/check_claims.py checks up to date (README.md, results/**/README.md,
 #       docs/*.md; --update-counts) and renders the pages whose sources are under docs/pages/
 #       (scripts/render_pages.py), and commits them (only after HEAD moved: pages follow committed files),
@@ -107,6 +108,24 @@ update_counts() {  # a tracked page's count(...) numbers brought up to date and 
   git diff --quiet -- "$page" || git commit -qm "$what: status" -- "$page"
 }
 
+refresh_reports() {  # each study's committed report (report.json, .md, .csv) brought up to its committed runs
+  local store links dir
+  local -a files
+  while read -r store links; do
+    dir=$(dirname "$links")
+    # only a study that publishes its report (a page reads it): report.json committed
+    git ls-files --error-unmatch "$dir/report.json" > /dev/null 2>&1 || continue
+    if ! "$state/relpos" report "$dir" > "$state/report.out" 2>&1; then
+      echo "campaign: relpos report $dir failed: $(tail -n 1 "$state/report.out" | cut -c1-300)"
+      continue
+    fi
+    files=()
+    for f in report.json report.md report.csv; do [ -f "$dir/$f" ] && files+=("$dir/$f"); done
+    git add -- "${files[@]}"
+    git diff --cached --quiet -- "${files[@]}" || git commit -qm "$(basename "$dir"): report after new runs" -- "${files[@]}"
+  done < <(targets)
+}
+
 render_pages() {  # the pages rendered from docs/pages/ brought up to the committed runs, and committed
   local out page
   local -a changed=()
@@ -172,6 +191,7 @@ loop_pass() {
     # only after HEAD moved (a finished run or an edit committed): the pages follow committed files, and
     # checking them all every pass cost ~9 CPU-seconds in 120 beside the trainers
     if ! claims_current; then
+      refresh_reports
       while read -r page; do
         update_counts "$page"
       done < <(checked_pages)
