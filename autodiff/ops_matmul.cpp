@@ -1,4 +1,5 @@
-// Matrix products through cblas gemm on flat row-major buffers (never N-D xt::linalg::dot).
+// Matrix products through blas::gemm on flat row-major buffers (never N-D xt::linalg::dot): relpos's register kernel
+// for thin products (autodiff/small_gemm.hpp, thin_gemm_fits), cblas gemm for the others.
 #include <fmt/format.h>
 
 #include "autodiff/blas.hpp"
