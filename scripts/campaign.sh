@@ -142,6 +142,12 @@ render_pages() {  # the pages rendered from docs/pages/ brought up to the commit
   while read -r page; do
     [ -n "$page" ] && changed+=("$page")
   done < <(sed -n 's/^render_pages: wrote //p' <<< "$out")
+  # and the pages an earlier pass rendered but did not commit (a pass cut short by a stop): every rendered page
+  # (docs/pages/X.j2 -> X; the _*.j2 partials render nothing) that differs from HEAD, now equal to its sources
+  while read -r src; do
+    page=${src#docs/pages/}; page=${page%.j2}
+    [ -f "$page" ] && ! git diff --quiet -- "$page" && [[ " ${changed[*]} " != *" $page "* ]] && changed+=("$page")
+  done < <(find docs/pages -name '*.j2' ! -name '_*' | sort)
   [ ${#changed[@]} -eq 0 ] || git commit -qm "pages: rendered after new runs (${changed[*]})" -- "${changed[@]}"
 }
 
