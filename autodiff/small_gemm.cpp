@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #if defined(__x86_64__) && defined(__FMA__)
@@ -113,50 +114,49 @@ void panel(std::size_t m, std::size_t k, const T* A, std::size_t lda, const T* B
                                 P ? P + i * ldp : nullptr, ldp, resume, last);
 }
 
-// Column panels from the widest down: two 64-byte vectors (16 accumulators with R = 8), one, half a vector,
-// a quarter, then single columns. Packed: B was copied by pack_panels, each panel's (k, width) block contiguous
-// at offset j * k (rows of width floats), so that a panel's rows do not fall on a few L1 sets whatever n is.
+// The column panels in the order every walk takes them, from the widest down: two 64-byte vectors (16
+// accumulators with R = 8), one, half a vector, a quarter, then single columns. f(j, bytes) for the panel starting
+// at column j, bytes a std::integral_constant: its width in bytes.
+template <class T, class F>
+void for_each_panel(std::size_t n, F&& f) {
+    constexpr std::size_t L = 64 / sizeof(T);  // lanes of a 64-byte vector
+    std::size_t j = 0;
+    for (; j + 2 * L <= n; j += 2 * L) f(j, std::integral_constant<std::size_t, 128>{});
+    for (; j + L <= n; j += L) f(j, std::integral_constant<std::size_t, 64>{});
+    for (; j + L / 2 <= n; j += L / 2) f(j, std::integral_constant<std::size_t, 32>{});
+    for (; j + L / 4 <= n; j += L / 4) f(j, std::integral_constant<std::size_t, 16>{});
+    for (; j < n; ++j) f(j, std::integral_constant<std::size_t, sizeof(T)>{});
+}
+
+// Every column panel of C. Packed: B was copied by pack_panels, each panel's (k, width) block contiguous at
+// offset j * k (rows of width floats), so that a panel's rows do not fall on a few L1 sets whatever n is.
 template <class T, bool TA>
 void panels(std::size_t m, std::size_t n, std::size_t k, T alpha, const T* A, std::size_t lda, const T* B,
             std::size_t ldb, T beta, T* C, std::size_t ldc, T* P, std::size_t ldp, bool resume, bool last,
             bool packed = false) {
-    constexpr std::size_t L = 64 / sizeof(T);  // lanes of a 64-byte vector
-    auto at = [&](std::size_t j) { return P ? P + j : nullptr; };
-    auto bp = [&](std::size_t j) { return packed ? B + j * k : B + j; };
-    auto ld = [&](std::size_t w) { return packed ? w : ldb; };
-    std::size_t j = 0;
-    for (; j + 2 * L <= n; j += 2 * L)
-        panel<T, 8, 2, 64, TA>(m, k, A, lda, bp(j), ld(2 * L), alpha, beta, C + j, ldc, at(j), ldp, resume, last);
-    for (; j + L <= n; j += L)
-        panel<T, 8, 1, 64, TA>(m, k, A, lda, bp(j), ld(L), alpha, beta, C + j, ldc, at(j), ldp, resume, last);
-    for (; j + L / 2 <= n; j += L / 2)
-        panel<T, 8, 1, 32, TA>(m, k, A, lda, bp(j), ld(L / 2), alpha, beta, C + j, ldc, at(j), ldp, resume, last);
-    for (; j + L / 4 <= n; j += L / 4)
-        panel<T, 8, 1, 16, TA>(m, k, A, lda, bp(j), ld(L / 4), alpha, beta, C + j, ldc, at(j), ldp, resume, last);
-    for (; j < n; ++j)
-        panel<T, 8, 1, sizeof(T), TA>(m, k, A, lda, bp(j), ld(1), alpha, beta, C + j, ldc, at(j), ldp, resume, last);
+    for_each_panel<T>(n, [&](std::size_t j, auto bytes) {
+        constexpr std::size_t W = decltype(bytes)::value;
+        constexpr int NV = W == 128 ? 2 : 1;           // vectors of the panel
+        constexpr std::size_t VB = W == 128 ? 64 : W;  // bytes of each
+        panel<T, 8, NV, VB, TA>(m, k, A, lda, packed ? B + j * k : B + j, packed ? W / sizeof(T) : ldb, alpha, beta,
+                                C + j, ldc, P ? P + j : nullptr, ldp, resume, last);
+    });
 }
 
 // op(B) (k, n) copied panel by panel in the order `panels` walks them: the panel of width w starting at column
 // j holds its k rows of w floats at out + j * k. TB: B is stored (n, k).
 template <class T>
 void pack_panels(bool tb, std::size_t n, std::size_t k, const T* B, std::size_t ldb, T* out) {
-    constexpr std::size_t L = 64 / sizeof(T);
-    auto copy = [&](std::size_t j, std::size_t w) {
+    for_each_panel<T>(n, [&](std::size_t j, auto bytes) {
+        const std::size_t w = decltype(bytes)::value / sizeof(T);
         T* o = out + j * k;
         for (std::size_t p = 0; p < k; ++p)
             for (std::size_t c = 0; c < w; ++c) o[p * w + c] = tb ? B[(j + c) * ldb + p] : B[p * ldb + j + c];
-    };
-    std::size_t j = 0;
-    for (; j + 2 * L <= n; j += 2 * L) copy(j, 2 * L);
-    for (; j + L <= n; j += L) copy(j, L);
-    for (; j + L / 2 <= n; j += L / 2) copy(j, L / 2);
-    for (; j + L / 4 <= n; j += L / 4) copy(j, L / 4);
-    for (; j < n; ++j) copy(j, 1);
+    });
 }
 
 // Cache blocking for the products of the linear layers (thousands of rows, a few hundred columns):
-//  - without TA, rows of A in chunks of about 16 KiB, so that each chunk is read from L1 by every column panel
+//  - without TA, rows of A in chunks of about 8 KiB, so that each chunk is read from L1 by every column panel
 //    (a column panel walks all its rows before the next starts);
 //  - with TA and a long k (a weight gradient: Xᵀ G over all the batch's tokens), k in chunks of kKc, so that
 //    the chunk of both operands stays in L2 across the register blocks; the running sums wait in P (m x n).
