@@ -158,7 +158,11 @@ std::vector<double> train_step_bench(const BenchShape& s, bool rel, int steps, i
 //   kazemnejad: configs/kazemnejad (decoder-only, pre-norm, 4 x d 128, 4 heads, d_ff 512, vocabulary 106 tied,
 //          dropout and attention dropout 0.1, clip_norm 1, 1,536-token batches: 64 rows of 24);
 //   lm: configs/lm_converged (decoder-only, pre-norm, 2 x d 128, 4 heads, d_ff 512, vocabulary 4,000 tied,
-//          dropout and attention dropout 0.1, 64 rows of the 64-token context).
+//          dropout and attention dropout 0.1, 64 rows of the 64-token context);
+//   ruoss-lengths: the ruoss model on batches of one length each, as its trainer makes them: the lengths
+//          2l + 1 for l = 1 .. 40 in turn (3 to 81 tokens), each batch 4,096 / L rows; the figures are over
+//          whole passes through the 40 lengths (tokens over seconds, not a median), so the tiles of a few
+//          dozen rows that the 64 x 64 batch never makes are in them. Not in bench/torch_ref.py.
 // One update is what the trainer does: forward, mean cross-entropy (no label smoothing), backward, the
 // gradient norm (clipped where the config clips), Adam.
 struct StudyPe {
@@ -169,10 +173,11 @@ struct StudyPe {
 struct StudyShape {
     const char* name;
     nn::Family family;
-    std::size_t d, heads, ff, layers, vocab, batch, len;
+    std::size_t d, heads, ff, layers, vocab, batch, len;  // len 0: Ruoss et al.'s lengths in turn (above)
     double attention_dropout, clip_norm;
     std::vector<StudyPe> pes;
 };
+constexpr std::size_t kRuossLengths = 40, kRuossTokens = 4096;
 const StudyShape kStudyShapes[] = {
     {"ruoss", nn::Family::EncoderOnly, 64, 8, 256, 5, 8, 64, 64, 0.0, 0.0,
      {{"rope", "rope", {}}, {"alibi", "alibi", {}}, {"txl", "txl", {}}, {"rand-rope", "rope", {{"randomized", "1024"}}}}},
@@ -180,13 +185,23 @@ const StudyShape kStudyShapes[] = {
      {{"rope", "rope", {}}, {"alibi", "alibi", {}}, {"t5", "t5", {}}, {"none", "none", {}}}},
     {"lm", nn::Family::DecoderOnly, 128, 4, 512, 2, 4000, 64, 64, 0.1, 0.0,
      {{"rope", "rope", {}}, {"alibi", "alibi", {}}}},
+    {"ruoss-lengths", nn::Family::EncoderOnly, 64, 8, 256, 5, 8, 0, 0, 0.0, 0.0,
+     {{"rope", "rope", {}}, {"alibi", "alibi", {}}, {"txl", "txl", {}}, {"rand-rope", "rope", {{"randomized", "1024"}}}}},
 };
+
+// The batch of update `it` of a shape: (rows, length).
+std::pair<std::size_t, std::size_t> study_batch(const StudyShape& s, int it) {
+    if (s.len > 0) return {s.batch, s.len};
+    const std::size_t L = 2 * (std::size_t(it) % kRuossLengths + 1) + 1;
+    return {kRuossTokens / L, L};
+}
 
 // Matmul FLOPs of one update (forward x 3), as bench/torch_ref.py counts them for these shapes: the four
 // projections, q k^T and a v over the full L x L (causal or not), the FFN, the output layer; position terms
 // excluded.
-double study_flops(const StudyShape& s) {
-    const double B = double(s.batch), L = double(s.len), d = double(s.d), ff = double(s.ff), V = double(s.vocab);
+double study_flops(const StudyShape& s, int it) {
+    const auto [rows, len] = study_batch(s, it);
+    const double B = double(rows), L = double(len), d = double(s.d), ff = double(s.ff), V = double(s.vocab);
     const double N = B * L;
     const double layer = 4 * 2 * N * d * d + 2 * 2 * B * L * L * d + 2 * 2 * N * d * ff;
     return 3 * (double(s.layers) * layer + 2 * N * d * V);
@@ -215,13 +230,23 @@ std::vector<double> study_step_bench(const StudyShape& s, const StudyPe& pe, int
     auto named = model.named_parameters();
     nn::Adam<float> opt(named);
     Rng rng(7);
-    const std::size_t B = s.batch, L = s.len;
-    std::vector<std::int32_t> in(B * L), out(B * L);
-    for (auto& x : in) x = 4 + std::int32_t(rng.below(s.vocab - 4));
-    for (auto& x : out) x = 4 + std::int32_t(rng.below(s.vocab - 4));
+    // one batch per length the shape cycles through (a fixed-length shape has one)
+    const int n_batches = s.len > 0 ? 1 : int(kRuossLengths);
+    if (s.len == 0) steps = (steps + n_batches - 1) / n_batches * n_batches;  // whole passes over the lengths
+    std::vector<std::vector<std::int32_t>> ins(n_batches), outs(n_batches);
+    for (int i = 0; i < n_batches; ++i) {
+        const auto [B, L] = study_batch(s, i);
+        ins[i].resize(B * L);
+        outs[i].resize(B * L);
+        for (auto& x : ins[i]) x = 4 + std::int32_t(rng.below(s.vocab - 4));
+        for (auto& x : outs[i]) x = 4 + std::int32_t(rng.below(s.vocab - 4));
+    }
     std::vector<double> times;
-    double loss0 = 0;
+    double loss0 = 0, tokens = 0, flops = 0;
     for (int it = 0; it < warmup + steps; ++it) {
+        const auto [B, L] = study_batch(s, it);
+        const auto& in = ins[it % n_batches];
+        const auto& out = outs[it % n_batches];
         const auto t0 = Clock::now();
         opt.zero_grad();
         Var<float> logits = s.family == nn::Family::EncoderOnly ? model.forward_bidirectional(in, B, L)
@@ -233,10 +258,19 @@ std::vector<double> study_step_bench(const StudyShape& s, const StudyPe& pe, int
         const double gnorm = s.clip_norm > 0 ? nn::clip_grad_norm(named, s.clip_norm) : nn::grad_norm(named);
         if (!std::isfinite(gnorm)) return {};
         opt.step(1e-4);
-        if (it >= warmup) times.push_back(seconds_since(t0));
+        if (it >= warmup) {
+            times.push_back(seconds_since(t0));
+            tokens += double(B * L);
+            flops += study_flops(s, it);
+        }
+    }
+    if (s.len == 0) {  // over whole passes: every length weighs as the trainer weighs it
+        double total = 0;
+        for (double t : times) total += t;
+        return {tokens / total, total / double(times.size()) * 1e3, double(model.num_parameters()), flops / total / 1e9, loss0};
     }
     const double med = median(times);
-    return {double(B * L) / med, med * 1e3, double(model.num_parameters()), study_flops(s) / med / 1e9, loss0};
+    return {double(s.batch * s.len) / med, med * 1e3, double(model.num_parameters()), study_flops(s, 0) / med / 1e9, loss0};
 }
 
 // One self-attention layer (B=4, d=256, h=8) forward + backward: plain or Shaw k = 16.
@@ -291,7 +325,7 @@ int main(int argc, char** argv) {
     app.add_option("--warmup", warmup, "untimed warm-up steps");
     app.add_option("--reps", reps, "timed repetitions of the attention layer");
     app.add_option("--only", only,
-                   "shapes to run: tiny, small, base-short, tables, ruoss, kazemnejad, lm (default all)");
+                   "shapes to run: tiny, small, base-short, tables, ruoss, kazemnejad, lm, ruoss-lengths (default all)");
     std::vector<std::string> pes;
     app.add_option("--pe", pes, "encodings to run (default each shape's all): abs rel for the translation shapes; "
                                 "the study shapes' names listed below");
@@ -305,9 +339,10 @@ int main(int argc, char** argv) {
     for (const StudyShape& s : kStudyShapes) {
         std::string names;
         for (const StudyPe& p : s.pes) names += std::string(names.empty() ? "" : " ") + p.name;
-        shapes += fmt::format("\n  {:<11} {}, d_model {}, {} heads, d_ff {}, {} layers, vocab {}, batch {} x {} tokens, "
-                              "clip_norm {}; pe {}",
-                              s.name, nn::family_name(s.family), s.d, s.heads, s.ff, s.layers, s.vocab, s.batch, s.len,
+        const std::string batch = s.len > 0 ? fmt::format("batch {} x {} tokens", s.batch, s.len)
+                                            : fmt::format("batches of {} tokens at lengths 3, 5 .. 81 in turn", kRuossTokens);
+        shapes += fmt::format("\n  {:<11} {}, d_model {}, {} heads, d_ff {}, {} layers, vocab {}, {}, clip_norm {}; pe {}",
+                              s.name, nn::family_name(s.family), s.d, s.heads, s.ff, s.layers, s.vocab, batch,
                               s.clip_norm, names);
     }
     app.footer(shapes + "\nPyTorch side by side: bench/compare_torch.sh (bench/torch_ref.py).");
