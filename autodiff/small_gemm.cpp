@@ -101,17 +101,36 @@ inline void block(std::size_t k, const T* A, std::size_t lda, const T* B, std::s
         }
 }
 
-// All m rows of one column panel: blocks of R rows, then the remaining rows one at a time.
+// The rows i..m-1 of one column panel, fewer than 8: blocks of 4, 2 and 1 (at most one each). A block's rows are
+// independent chains of fused multiply-adds; a row alone is one chain, which waits on the multiply-add's latency
+// at every step: attention's tiles of a few dozen rows spent much of their time in such tails when they were
+// summed row by row. Out of line, so that the 8-row loop of the linear layers compiles as it did without it.
+template <class T, int NV, std::size_t VB, bool TA>
+__attribute__((noinline)) void tail_rows(std::size_t i, std::size_t m, std::size_t k, const T* A, std::size_t lda,
+                                         const T* B, std::size_t ldb, T alpha, T beta, T* C, std::size_t ldc, T* P,
+                                         std::size_t ldp, bool resume, bool last) {
+    const auto rows = [&](auto r_) {
+        constexpr int r = decltype(r_)::value;
+        if (i + r > m) return;
+        block<T, r, NV, VB, TA>(k, TA ? A + i : A + i * lda, lda, B, ldb, alpha, beta, C + i * ldc, ldc,
+                                P ? P + i * ldp : nullptr, ldp, resume, last);
+        i += r;
+    };
+    rows(std::integral_constant<int, 4>{});
+    rows(std::integral_constant<int, 2>{});
+    rows(std::integral_constant<int, 1>{});
+}
+
+// All m rows of one column panel: blocks of R = 8 rows, then the rest (tail_rows).
 template <class T, int R, int NV, std::size_t VB, bool TA>
 void panel(std::size_t m, std::size_t k, const T* A, std::size_t lda, const T* B, std::size_t ldb, T alpha, T beta,
            T* C, std::size_t ldc, T* P, std::size_t ldp, bool resume, bool last) {
+    static_assert(R == 8, "tail_rows sums the rows left by blocks of 8");
     std::size_t i = 0;
     for (; i + R <= m; i += R)
         block<T, R, NV, VB, TA>(k, TA ? A + i : A + i * lda, lda, B, ldb, alpha, beta, C + i * ldc, ldc,
                                 P ? P + i * ldp : nullptr, ldp, resume, last);
-    for (; i < m; ++i)
-        block<T, 1, NV, VB, TA>(k, TA ? A + i : A + i * lda, lda, B, ldb, alpha, beta, C + i * ldc, ldc,
-                                P ? P + i * ldp : nullptr, ldp, resume, last);
+    if (i < m) tail_rows<T, NV, VB, TA>(i, m, k, A, lda, B, ldb, alpha, beta, C, ldc, P, ldp, resume, last);
 }
 
 // The column panels in the order every walk takes them, from the widest down: two 64-byte vectors (16
@@ -128,29 +147,90 @@ void for_each_panel(std::size_t n, F&& f) {
     for (; j < n; ++j) f(j, std::integral_constant<std::size_t, sizeof(T)>{});
 }
 
+// Columns nv..n-1 of C (fewer than one 16-byte vector) as one zero-padded 16-byte panel summed into scratch,
+// then copied out with beta applied as a block applies it (beta * C + the scaled sum, one rounding). Out of line,
+// like tail_rows.
+template <class T, bool TA>
+__attribute__((noinline)) void padded_columns(std::size_t m, std::size_t n, std::size_t nv, std::size_t k, T alpha,
+                                              const T* A, std::size_t lda, const T* B, std::size_t ldb, T beta, T* C,
+                                              std::size_t ldc, bool packed) {
+    constexpr std::size_t L4 = 16 / sizeof(T);
+    const std::size_t nt = n - nv;
+    thread_local std::vector<T> bt, ct;
+    bt.assign(k * L4, T(0));
+    for (std::size_t p = 0; p < k; ++p)
+        for (std::size_t c = 0; c < nt; ++c) bt[p * L4 + c] = packed ? B[(nv + c) * k + p] : B[p * ldb + nv + c];
+    ct.resize(m * L4);
+    panel<T, 8, 1, 16, TA>(m, k, A, lda, bt.data(), L4, alpha, T(0), ct.data(), L4, nullptr, 0, false, true);
+    for (std::size_t i = 0; i < m; ++i)
+        for (std::size_t c = 0; c < nt; ++c) {
+            T& out = C[i * ldc + nv + c];
+            out = beta != T(0) ? std::fma(beta, out, ct[i * L4 + c]) : ct[i * L4 + c];
+        }
+}
+
 // Every column panel of C. Packed: B was copied by pack_panels, each panel's (k, width) block contiguous at
 // offset j * k (rows of width floats), so that a panel's rows do not fall on a few L1 sets whatever n is.
 template <class T, bool TA>
 void panels(std::size_t m, std::size_t n, std::size_t k, T alpha, const T* A, std::size_t lda, const T* B,
             std::size_t ldb, T beta, T* C, std::size_t ldc, T* P, std::size_t ldp, bool resume, bool last,
             bool packed = false) {
-    for_each_panel<T>(n, [&](std::size_t j, auto bytes) {
+    // The last columns that fill no 16-byte vector (attention's scores at an odd number of keys, a vocabulary of
+    // 106) go to padded_columns: as single columns they were chains of scalar multiply-adds through memory. Not
+    // with running sums in P, whose rows have no room for the padding.
+    constexpr std::size_t L4 = 16 / sizeof(T);
+    const std::size_t nv = P ? n : n / L4 * L4;
+    for_each_panel<T>(nv, [&](std::size_t j, auto bytes) {
         constexpr std::size_t W = decltype(bytes)::value;
         constexpr int NV = W == 128 ? 2 : 1;           // vectors of the panel
         constexpr std::size_t VB = W == 128 ? 64 : W;  // bytes of each
         panel<T, 8, NV, VB, TA>(m, k, A, lda, packed ? B + j * k : B + j, packed ? W / sizeof(T) : ldb, alpha, beta,
                                 C + j, ldc, P ? P + j : nullptr, ldp, resume, last);
     });
+    if (nv < n) padded_columns<T, TA>(m, n, nv, k, alpha, A, lda, B, ldb, beta, C, ldc, packed);
+}
+
+// o[c * ldo + p] = b[p * ldb + c] for an 8 x 8 block of floats: eight rows in, eight columns out, in registers.
+inline void transpose8x8(const float* b, std::size_t ldb, float* o, std::size_t ldo) {
+#if defined(__x86_64__) && defined(__FMA__)
+    __m256 r[8], t[8];
+    for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(b + i * ldb);
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4)
+        for (int h = 0; h < 2; ++h) {
+            r[i + h] = _mm256_shuffle_ps(t[i + h], t[i + 2 + h], _MM_SHUFFLE(1, 0, 1, 0));
+            r[i + 2 + h] = _mm256_shuffle_ps(t[i + h], t[i + 2 + h], _MM_SHUFFLE(3, 2, 3, 2));
+        }
+    // r[0], r[2], r[1], r[3] now hold columns 0, 1, 2, 3 of rows 0-3 in their low halves and columns 4-7 in their
+    // high halves; r[4..7] likewise for rows 4-7
+    const int col[4] = {0, 2, 1, 3};
+    for (int q = 0; q < 4; ++q) {
+        _mm256_storeu_ps(o + q * ldo, _mm256_permute2f128_ps(r[col[q]], r[4 + col[q]], 0x20));
+        _mm256_storeu_ps(o + (q + 4) * ldo, _mm256_permute2f128_ps(r[col[q]], r[4 + col[q]], 0x31));
+    }
+#else
+    for (int p = 0; p < 8; ++p)
+        for (int c = 0; c < 8; ++c) o[c * ldo + p] = b[p * ldb + c];
+#endif
 }
 
 // op(B) (k, n) copied panel by panel in the order `panels` walks them: the panel of width w starting at column
-// j holds its k rows of w floats at out + j * k. TB: B is stored (n, k).
+// j holds its k rows of w floats at out + j * k. TB: B is stored (n, k), and its 8 x 8 blocks are transposed in
+// registers (attention's q kᵀ transposes a (L, 8) key tile at every call).
 template <class T>
 void pack_panels(bool tb, std::size_t n, std::size_t k, const T* B, std::size_t ldb, T* out) {
     for_each_panel<T>(n, [&](std::size_t j, auto bytes) {
         const std::size_t w = decltype(bytes)::value / sizeof(T);
         T* o = out + j * k;
-        for (std::size_t p = 0; p < k; ++p)
+        std::size_t p0 = 0;
+        if constexpr (std::is_same_v<T, float>)
+            if (tb && w % 8 == 0)
+                for (; p0 + 8 <= k; p0 += 8)
+                    for (std::size_t c = 0; c < w; c += 8) transpose8x8(B + (j + c) * ldb + p0, ldb, o + p0 * w + c, w);
+        for (std::size_t p = p0; p < k; ++p)
             for (std::size_t c = 0; c < w; ++c) o[p * w + c] = tb ? B[(j + c) * ldb + p] : B[p * ldb + j + c];
     });
 }
