@@ -108,7 +108,8 @@ update_counts() {  # a tracked page's count(...) numbers brought up to date and 
   git diff --quiet -- "$page" || git commit -qm "$what: status" -- "$page"
 }
 
-refresh_reports() {  # each study's committed report (report.json, .md, .csv) brought up to its committed runs
+refresh_reports() {  # each study's committed report (report.json, .md, .csv) brought up to its committed runs, and its
+                     # re-score at 41-500 (scripts/ruoss_test500.sh) where one is committed
   local store links dir
   local -a files
   while read -r store links; do
@@ -123,6 +124,16 @@ refresh_reports() {  # each study's committed report (report.json, .md, .csv) br
     for f in report.json report.md report.csv; do [ -f "$dir/$f" ] && files+=("$dir/$f"); done
     git add -- "${files[@]}"
     git diff --cached --quiet -- "${files[@]}" || git commit -qm "$(basename "$dir"): report after new runs" -- "${files[@]}"
+    # a Ruoss-protocol study whose re-score at test lengths 41-500 is committed: its new runs re-scored too
+    if git ls-files --error-unmatch "$dir/test_41_500.json" > /dev/null 2>&1; then
+      if ! RELPOS="$state/relpos" nice -n 5 scripts/ruoss_test500.sh "$(basename "$dir")" > "$state/report.out" 2>&1; then
+        echo "campaign: scripts/ruoss_test500.sh $(basename "$dir") failed: $(tail -n 1 "$state/report.out" | cut -c1-300)"
+        continue
+      fi
+      files=("$dir/test_41_500.json" "$dir/test_41_500.jsonl")
+      git add -- "${files[@]}"
+      git diff --cached --quiet -- "${files[@]}" || git commit -qm "$(basename "$dir"): new runs re-scored at test lengths 41-500" -- "${files[@]}"
+    fi
   done < <(targets)
 }
 
