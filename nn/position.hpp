@@ -90,14 +90,27 @@ struct PositionContext {
 // except while a model trains with randomized positions (Ruoss et al. 2023, option `randomized`): then
 // it holds a sorted random subset of [0, randomized range) drawn for the batch, one per forward pass.
 // Queries at index q_offset + i are at at(q_offset + i), keys at index k_offset + j at at(k_offset + j).
+// Option `randomized_form: distances` (alibi and txl only): the positions stay the identity and a key's offset
+// t = j - i from its query reads as distance(t): the sorted draw d_1 < d_2 < ... of distinct values of
+// [1, randomized range) for the offsets 1, 2, ..., mirrored for the keys on the left (distance(-t) =
+// -distance(t)), one draw per batch: Ruoss et al.'s released code randomizes its relative encodings so
+// (models/positional_encodings.py: noisy relative and noisy ALiBi), where its paper describes drawing positions.
 struct PositionMap {
     std::shared_ptr<const std::vector<std::size_t>> positions;  // null = identity
+    std::shared_ptr<const std::vector<std::size_t>> distances;  // null = the offsets themselves; else d_1, d_2, ...
     std::size_t at(std::size_t t) const { return positions ? (*positions)[t] : t; }
     bool identity() const { return !positions; }
+    long distance(long t) const {
+        if (!distances || t == 0) return t;
+        const long d = long((*distances)[std::size_t(t > 0 ? t : -t) - 1]);
+        return t > 0 ? d : -d;
+    }
 };
 // at(t) through a hook's handle (null = identity).
 inline std::size_t mapped(const std::shared_ptr<const PositionMap>& m, std::size_t t) { return m ? m->at(t) : t; }
 inline bool is_identity(const std::shared_ptr<const PositionMap>& m) { return !m || m->identity(); }
+// distance(t) through a hook's handle (null: t).
+inline long relabelled(const std::shared_ptr<const PositionMap>& m, long t) { return m ? m->distance(t) : t; }
 
 template <class T>
 class PositionEncoding : public Module<T> {
@@ -118,6 +131,11 @@ public:
     // sequence, and the shorter ones see their positions crowded into the low end of the range.
     bool randomized_eval_by_length() const { return randomized_eval_by_length_; }
     void set_randomized_eval_by_length(bool on) { randomized_eval_by_length_ = on; }
+    // Option `randomized_form: distances`: the model draws the offsets' distances (PositionMap::distances)
+    // instead of positions; only for an encoding that reads them (supports_random_distances).
+    bool randomized_distances() const { return randomized_distances_; }
+    void set_randomized_distances(bool on) { randomized_distances_ = on; }
+    virtual bool supports_random_distances() const { return false; }
     // The map every hook of this encoding (embed and the per-attention hooks it handed out) uses from
     // now on; an encoding that does not depend on absolute or relative positions may ignore it.
     virtual void set_position_map(PositionMap m) { *map_ = std::move(m); }
@@ -157,6 +175,7 @@ protected:
     std::size_t randomized_ = 0;
     bool randomized_at_eval_ = false;
     bool randomized_eval_by_length_ = false;
+    bool randomized_distances_ = false;
 };
 
 // ---- registry
@@ -197,6 +216,10 @@ constexpr const char* kRandomizedOption = "randomized";
 // batch for its longest sequence) or `sample_by_length` (the same with evaluation batches of one length each:
 // the reference code's way, where every batch has one length).
 constexpr const char* kRandomizedEvalOption = "randomized_eval";
+// And `randomized_form: positions` (default: every encoding reads the drawn positions, relative ones their
+// differences, as Ruoss et al.'s paper describes it) or `distances` (alibi and txl: each batch draws the
+// distances of the offsets 1, 2, ... instead, as Ruoss et al.'s released code does; PositionMap above).
+constexpr const char* kRandomizedFormOption = "randomized_form";
 
 // One documented option of an encoding, recorded by building it with defaults (for `relpos list`).
 // omit_from_run_name_at: the value at which a run's name leaves the option out ("" = never; declared with

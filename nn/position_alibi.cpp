@@ -12,7 +12,8 @@
 //   symmetric  -m_h |i - j|: a key at distance d to the left and one at d to the right get the same bias.
 //              What relpos computed before the option existed (2026-11-26); kept for comparison.
 // Queries sit at positions q_offset + i and keys at j (both through the randomized-position map), so an
-// incremental-decoding step gets the row of the full bias. The slopes m_h are the paper's geometric
+// incremental-decoding step gets the row of the full bias. With `randomized_form: distances` the distance of
+// a key at offset t is the batch's drawn distance for |t| (PositionMap::distance), as Ruoss et al.'s noisy ALiBi. The slopes m_h are the paper's geometric
 // sequence (alibi_slopes below). Self-attention only; with cross_attention: true also encoder-decoder
 // attention, with the bidirectional form (not in the paper).
 #include <cmath>
@@ -51,12 +52,12 @@ public:
         T* pb = b.data();
         for (std::size_t h = 0; h < H; ++h)
             for (std::size_t i = 0; i < lq; ++i) {
-                const double qi = double(mapped(map_, q_offset + i));  // absolute query position
+                const long qi = long(mapped(map_, q_offset + i));  // absolute query position
                 for (std::size_t j = 0; j < lk; ++j) {
-                    const double kj = double(mapped(map_, j));
+                    const long t = long(mapped(map_, j)) - qi;           // the key's offset
+                    const double dist = std::abs(double(relabelled(map_, t)));  // |t|, or its drawn distance
                     // causal: the future is masked (bias 0 there); bidirectional offset: keys on the left get +0.5
-                    const double d = causal_ ? (kj > qi ? 0.0 : qi - kj)
-                                             : std::abs(qi - kj) - (offset_ && kj < qi ? 0.5 : 0.0);
+                    const double d = causal_ ? (t > 0 ? 0.0 : dist) : dist - (offset_ && t < 0 ? 0.5 : 0.0);
                     *pb++ = T(-slopes_[h] * d);
                 }
             }
@@ -72,6 +73,7 @@ private:
 template <class T>
 class AlibiPosition : public PositionEncoding<T> {
 public:
+    bool supports_random_distances() const override { return true; }
     AlibiPosition(Options& o, const PositionContext&)
         : cross_(o.get_bool("cross_attention", false)),
           offset_(o.get_string("bidirectional", "offset", {"offset", "symmetric"}) == "offset") {

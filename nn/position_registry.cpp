@@ -62,9 +62,17 @@ std::shared_ptr<PositionEncoding<T>> make_position(const std::string& type, Opti
         opts.fail(kRandomizedEvalOption, "samples positions at evaluation only with randomized: N (N > 0) set too");
     p->set_randomized_at_eval(at_eval != "identity");
     p->set_randomized_eval_by_length(at_eval == "sample_by_length");
+    const bool distances = opts.get_string(kRandomizedFormOption, "positions", {"positions", "distances"}) == "distances";
+    if (distances && n == 0)
+        opts.fail(kRandomizedFormOption, "draws distances only with randomized: N (N > 0) set too");
+    if (distances && !p->supports_random_distances())
+        opts.fail(kRandomizedFormOption, fmt::format("distances: encoding {} reads positions, not offsets' distances "
+                                                     "(alibi and txl do)", type));
+    p->set_randomized_distances(distances);
     opts.omit_from_run_name_at(kRandomizedOption, "0");             // came 2026-11-24, after runs were finished
     opts.omit_from_run_name_at(kRandomizedEvalOption, "identity");  // the same
     opts.evaluation_only(kRandomizedEvalOption);
+    opts.omit_from_run_name_at(kRandomizedFormOption, "positions");  // came 2026-12-06
     opts.finish();
     return p;
 }
@@ -130,7 +138,7 @@ std::vector<OptionDoc> describe_common_position_options() {
     make_position<double>("none", rec, ctx);
     std::vector<OptionDoc> out;
     for (auto& d : rec.docs)
-        if (d.key == kRandomizedOption || d.key == kRandomizedEvalOption) out.push_back(d);
+        if (d.key == kRandomizedOption || d.key == kRandomizedEvalOption || d.key == kRandomizedFormOption) out.push_back(d);
     return out;
 }
 

@@ -47,8 +47,9 @@
 // no caches). Randomized positions (Ruoss et al. 2023; option `randomized`): the distance is
 // m(j) - m(q_offset + i) between mapped positions, no longer a Toeplitz pattern, so the distinct distances
 // are projected and their rows gathered for every (head, query, key), an (H·Lq, Lk, d) tensor, as Shaw's
-// randomized path. (The reference's own noisy variant, NOISY_RELATIVE, instead samples a random increasing
-// relabelling of the distances; relpos randomizes positions, the same way for every encoding.)
+// randomized path. The reference's own noisy variant, NOISY_RELATIVE, instead samples a random increasing
+// relabelling of the distances: option `randomized_form: distances` (PositionMap::distance), which keeps the
+// Toeplitz pattern, so the table above holds the drawn distances' rows and the fused core takes it.
 //
 // Sites: encoder and decoder self-attention; encoder-decoder attention with cross_attention: true (not in
 // the reference), with t = j - i between the source key j and the target query i and u, v, W_R of its own.
@@ -144,8 +145,8 @@ private:
     Table consecutive_table(std::size_t lq, std::size_t lk, std::size_t q_offset) const {
         const long lo = -long(q_offset + lq - 1), hi = causal_ ? 0L : long(lk) - 1 - long(q_offset);
         const std::size_t k = std::size_t(std::max(-lo, std::max(hi, 0L)));
-        std::vector<long> dists;
-        for (long t = lo; t <= hi; ++t) dists.push_back(t);
+        std::vector<long> dists;  // row k + t: the sinusoids of offset t's distance (t itself, or its drawn one)
+        for (long t = lo; t <= hi; ++t) dists.push_back(relabelled(map_, t));
         std::vector<Var<T>> parts;
         if (const std::size_t before = std::size_t(long(k) + lo)) parts.push_back(Var<T>(zeros<T>({H_, before, d_})));
         parts.push_back(projected(dists));
@@ -197,6 +198,7 @@ private:
 template <class T>
 class TxlPosition : public PositionEncoding<T> {
 public:
+    bool supports_random_distances() const override { return true; }
     TxlPosition(Options& o, const PositionContext& c)
         : max_time_(o.get_double("max_time", 10000.0, 2.0, 1e12)), cross_(o.get_bool("cross_attention", false)) {
         if (c.d_model % 2 != 0)

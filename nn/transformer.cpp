@@ -305,6 +305,19 @@ void Transformer<T>::draw_positions(const std::vector<std::shared_ptr<PositionEn
             throw std::length_error(fmt::format("randomized positions: a sequence of length {} does not fit the range "
                                                 "[0, {}) (raise the encoding's randomized option)", L, N));
         Rng& rng = training ? dropout_rng_ : eval_positions_rng_;
+        if (p->randomized_distances()) {  // the offsets 1 .. L-1: L-1 distinct values of [1, N), sorted
+            std::vector<std::size_t> d;
+            const std::size_t n = L > 0 ? L - 1 : 0;
+            d.reserve(n);
+            for (std::size_t j = (N - 1) - n; j < N - 1; ++j) {  // Floyd's algorithm over [0, N - 1), then + 1
+                const std::size_t t = static_cast<std::size_t>(rng.below(j + 1));
+                d.push_back(std::find(d.begin(), d.end(), t) == d.end() ? t : j);
+            }
+            for (auto& x : d) ++x;
+            std::sort(d.begin(), d.end());
+            p->set_position_map(PositionMap{nullptr, std::make_shared<const std::vector<std::size_t>>(std::move(d))});
+            continue;
+        }
         // Floyd's algorithm: L distinct values of [0, N) with L draws, then sorted.
         std::vector<std::size_t> pos;
         pos.reserve(L);
@@ -313,7 +326,7 @@ void Transformer<T>::draw_positions(const std::vector<std::shared_ptr<PositionEn
             pos.push_back(std::find(pos.begin(), pos.end(), t) == pos.end() ? t : j);
         }
         std::sort(pos.begin(), pos.end());
-        p->set_position_map(PositionMap{std::make_shared<const std::vector<std::size_t>>(std::move(pos))});
+        p->set_position_map(PositionMap{std::make_shared<const std::vector<std::size_t>>(std::move(pos)), nullptr});
     }
 }
 

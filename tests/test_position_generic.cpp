@@ -85,7 +85,7 @@ std::shared_ptr<nn::PositionEncoding<double>> make(const std::string& type, Opts
 }
 
 nn::PositionMap map_of(const std::vector<std::size_t>& m) {
-    return nn::PositionMap{std::make_shared<const std::vector<std::size_t>>(m)};
+    return nn::PositionMap{std::make_shared<const std::vector<std::size_t>>(m), nullptr};
 }
 
 // ---------------------------------------------------------------- the checks

@@ -1133,3 +1133,90 @@ TEST_CASE("registry/a second plug-in of a taken name is refused, for encodings a
     }
     CHECK_THROWS(task_registry().add(*task_registry().find("copy")));
 }
+
+// ---------------------------------------------------------------- randomized_form: distances
+// Ruoss et al.'s released code randomizes its relative encodings' distances: offset t = j - i reads as the
+// batch's drawn distance d_|t| (sorted, distinct, in [1, N)), mirrored on the left. Its reference for noisy ALiBi:
+// right keys -m d_t, left keys -m (d_|t| - 0.5).
+TEST_CASE("plugin/randomized_distances/alibi_bias_reads_one_distance_per_offset", "[position][plugin][randomized]") {
+    const double m0 = 1. / 16, m1 = 1. / 256;
+    auto [pe, hook] = hooks_for("alibi", {{"randomized", "64"}, {"randomized_form", "distances"}},
+                                nn::AttentionSite::EncoderSelf, 2, 4);
+    REQUIRE(pe->randomized_distances());
+    const std::vector<std::size_t> d = {3, 7, 20};  // the offsets 1, 2, 3
+    pe->set_position_map(nn::PositionMap{nullptr, std::make_shared<const std::vector<std::size_t>>(d)});
+    const Array<double> b = bias_of(*hook, 2, 4, 4, 0);
+    for (std::size_t i = 0; i < 4; ++i)
+        for (std::size_t j = 0; j < 4; ++j) {
+            const long t = long(j) - long(i);
+            const double dist = t == 0 ? 0.0 : double(d[std::size_t(std::labs(t)) - 1]);
+            const double want = t < 0 ? -(dist - 0.5) : -dist;
+            INFO("query " << i << " key " << j);
+            CHECK(b(0, i, j) == Approx(m0 * want));
+            CHECK(b(1, i, j) == Approx(m1 * want));
+        }
+    // the same offset, the same bias, wherever the query is (a Toeplitz pattern, unlike drawn positions)
+    CHECK(b(0, 0, 1) == b(0, 2, 3));
+}
+
+TEST_CASE("plugin/randomized_distances/txl_term_is_the_sinusoids_of_the_drawn_distances", "[position][plugin][randomized]") {
+    const std::size_t B = 2, H = 2, d = 4, D = H * d, L = 4;
+    auto [pe, hook] = hooks_for("txl", {{"randomized", "64"}, {"randomized_form", "distances"}},
+                                nn::AttentionSite::EncoderSelf, H, d);
+    param(*hook, "txl_u") = randn<double>({H, d}, 31, 0.7);
+    param(*hook, "txl_v") = randn<double>({H, d}, 32, 0.7);
+    param(*hook, "txl_w_r") = randn<double>({D, D}, 33, 1.0 / std::sqrt(double(D)));
+    const TxlRef ref{param(*hook, "txl_u"), param(*hook, "txl_v"), param(*hook, "txl_w_r"), 10000.0};
+    const std::vector<std::size_t> dist = {5, 9, 40};
+    pe->set_position_map(nn::PositionMap{nullptr, std::make_shared<const std::vector<std::size_t>>(dist)});
+    const Array<double> q = randn<double>({B, H, L, d}, 34), k = randn<double>({B, H, L, d}, 35);
+    const Array<double> e = txl_logits(*hook, q, k, 0);
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t h = 0; h < H; ++h)
+            for (std::size_t i = 0; i < L; ++i)
+                for (std::size_t j = 0; j < L; ++j) {
+                    const long t = long(j) - long(i);
+                    const long dt = t == 0 ? 0 : (t > 0 ? 1 : -1) * long(dist[std::size_t(std::labs(t)) - 1]);
+                    INFO("b " << b << " head " << h << " query " << i << " key " << j);
+                    CHECK(e(b, h, i, j) == Approx(ref(h, &q(b, h, i, 0), &k(b, h, j, 0), 0, dt)).epsilon(1e-12));
+                }
+    // the fused core can take it: the term stays a per-offset table
+    RelativeLogits<double> rl;
+    CHECK(hook->relative_logits(V(zeros<double>({1, H, L, d})), L, 0, rl));
+}
+
+TEST_CASE("plugin/randomized_distances/option_errors_and_the_model_draw", "[position][plugin][randomized][errors]") {
+    Rng rng(3);
+    auto make = [&](const std::string& type, std::map<std::string, std::string> opts) {
+        nn::MapOptions o(std::move(opts), "model.position");
+        return nn::make_position<double>(type, o, nn::PositionContext{8, 2, nn::Side::Encoder, &rng});
+    };
+    CHECK_THROWS_WITH(make("alibi", {{"randomized_form", "distances"}}),
+                      Catch::Contains("randomized_form") && Catch::Contains("randomized: N"));
+    CHECK_THROWS_WITH(make("rope", {{"randomized", "64"}, {"randomized_form", "distances"}}),
+                      Catch::Contains("randomized_form") && Catch::Contains("alibi and txl"));
+    CHECK_THROWS_WITH(make("alibi", {{"randomized", "64"}, {"randomized_form", "offsets"}}),
+                      Catch::Contains("randomized_form") && Catch::Contains("distances"));
+    CHECK_FALSE(make("alibi", {{"randomized", "64"}})->randomized_distances());
+    // a training pass draws L - 1 sorted distinct distances of [1, N) and leaves the positions alone
+    auto cfg = tiny_config(7);
+    cfg.family = nn::Family::EncoderOnly;
+    cfg.dims.dropout = cfg.dims.attention_dropout = 0.0;
+    auto pes = positions<double>({{"alibi", {{"randomized", "12"}, {"randomized_form", "distances"}}}});
+    nn::Transformer<double> model(cfg, pes);
+    const std::vector<std::int32_t> ids = {2, 3, 4, 5, 6, 2, 3, 4, 5, 6, 2};  // 11 tokens: 10 distances of the 11 in [1, 12)
+    NoGradGuard ng;
+    for (int pass = 0; pass < 5; ++pass) {
+        model.forward_bidirectional(ids, 1, ids.size());
+        const nn::PositionMap& m = model.enc_pos[0]->position_map();
+        REQUIRE(m.identity());
+        REQUIRE(m.distances);
+        const std::vector<std::size_t>& got = *m.distances;
+        REQUIRE(got.size() == ids.size() - 1);
+        for (std::size_t x = 0; x < got.size(); ++x) {
+            CHECK(got[x] >= 1);
+            CHECK(got[x] < 12);
+            if (x) CHECK(got[x] > got[x - 1]);
+        }
+    }
+}
