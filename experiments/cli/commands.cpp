@@ -545,7 +545,9 @@ int cmd_list() {
                "positions are a sorted random subset of [0, N), at evaluation 0, 1, 2, ... (Ruoss et al. 2023); with it,\n"
                "randomized_eval: identity (default), sample_by_length (evaluate and decode at positions drawn the same\n"
                "way, in evaluation batches of one length, as the paper's reference code does; each evaluation restarts a\n"
-               "fixed stream, so it is reproducible) or sample (the same in batches that mix lengths: superseded).\n");
+               "fixed stream, so it is reproducible) or sample (the same in batches that mix lengths: superseded); and\n"
+               "for alibi and txl randomized_form: positions (default) or distances (each batch draws the distances of\n"
+               "the offsets 1 .. L-1 instead, as the reference code randomizes its relative encodings).\n");
     for (const auto& e : nn::position_registry().entries()) {
         fmt::print("  {:<12} {}\n", e.name, e.summary);
         for (const auto& o : nn::describe_position_options(e.name))
