@@ -291,6 +291,20 @@ void Transformer<T>::train(bool on) {
     if (!on) eval_positions_rng_ = Rng(eval_positions_seed(cfg_.seed));
 }
 
+namespace {
+// Floyd's algorithm: k distinct values of [0, n) with k draws, then sorted.
+std::vector<std::size_t> sorted_sample(Rng& rng, std::size_t n, std::size_t k) {
+    std::vector<std::size_t> v;
+    v.reserve(k);
+    for (std::size_t j = n - k; j < n; ++j) {
+        const std::size_t t = static_cast<std::size_t>(rng.below(j + 1));
+        v.push_back(std::find(v.begin(), v.end(), t) == v.end() ? t : j);
+    }
+    std::sort(v.begin(), v.end());
+    return v;
+}
+}  // namespace
+
 template <class T>
 void Transformer<T>::draw_positions(const std::vector<std::shared_ptr<PositionEncoding<T>>>& side, std::size_t L) const {
     for (auto& p : side) {
@@ -306,26 +320,12 @@ void Transformer<T>::draw_positions(const std::vector<std::shared_ptr<PositionEn
                                                 "[0, {}) (raise the encoding's randomized option)", L, N));
         Rng& rng = training ? dropout_rng_ : eval_positions_rng_;
         if (p->randomized_distances()) {  // the offsets 1 .. L-1: L-1 distinct values of [1, N), sorted
-            std::vector<std::size_t> d;
-            const std::size_t n = L > 0 ? L - 1 : 0;
-            d.reserve(n);
-            for (std::size_t j = (N - 1) - n; j < N - 1; ++j) {  // Floyd's algorithm over [0, N - 1), then + 1
-                const std::size_t t = static_cast<std::size_t>(rng.below(j + 1));
-                d.push_back(std::find(d.begin(), d.end(), t) == d.end() ? t : j);
-            }
+            std::vector<std::size_t> d = sorted_sample(rng, N - 1, L > 0 ? L - 1 : 0);
             for (auto& x : d) ++x;
-            std::sort(d.begin(), d.end());
             p->set_position_map(PositionMap{nullptr, std::make_shared<const std::vector<std::size_t>>(std::move(d))});
             continue;
         }
-        // Floyd's algorithm: L distinct values of [0, N) with L draws, then sorted.
-        std::vector<std::size_t> pos;
-        pos.reserve(L);
-        for (std::size_t j = N - L; j < N; ++j) {
-            const std::size_t t = static_cast<std::size_t>(rng.below(j + 1));
-            pos.push_back(std::find(pos.begin(), pos.end(), t) == pos.end() ? t : j);
-        }
-        std::sort(pos.begin(), pos.end());
+        std::vector<std::size_t> pos = sorted_sample(rng, N, L);
         p->set_position_map(PositionMap{std::make_shared<const std::vector<std::size_t>>(std::move(pos)), nullptr});
     }
 }
