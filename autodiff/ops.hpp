@@ -117,10 +117,14 @@ struct RelativeLogits {
     Var<T> table;  // (H, 2k+1, d)
     std::size_t k = 0;
 };
+//
+// v_tokens: v is (B, Lk, H·dv) and the result (B, Lq, H·dv), token by token as the value projection makes v and
+// the output projection reads the result: the tiles read and write them at a row stride of H·dv, so no head
+// split of v and no merge of the result are copied. The same numbers as v split into heads and the result merged.
 template <class T>
 Var<T> attention_core(const Var<T>& q, const Var<T>& k, const Var<T>& v, const Var<T>& bias, const Array<T>* key_padding,
                       const Array<T>* attn, bool causal, std::size_t q_offset, double drop_p, Rng* rng,
-                      Var<T>* weights = nullptr, const RelativeLogits<T>* rel = nullptr);
+                      Var<T>* weights = nullptr, const RelativeLogits<T>* rel = nullptr, bool v_tokens = false);
 // Whether attention_core takes a bias of shape s for those sizes.
 bool attention_core_takes_bias(const Shape& s, std::size_t B, std::size_t H, std::size_t Lq, std::size_t Lk);
 

@@ -82,13 +82,20 @@ bool attention_core_takes_bias(const Shape& s, std::size_t B, std::size_t H, std
 template <class T>
 Var<T> attention_core(const Var<T>& q, const Var<T>& k, const Var<T>& v, const Var<T>& bias,
                       const Array<T>* key_padding, const Array<T>* attn, bool causal, std::size_t q_offset,
-                      double drop_p, Rng* rng, Var<T>* weights, const RelativeLogits<T>* rel) {
+                      double drop_p, Rng* rng, Var<T>* weights, const RelativeLogits<T>* rel, bool v_tokens) {
     const Shape sq = q.shape(), sk = k.shape(), sv = v.shape();
-    if (sq.size() != 4 || sk.size() != 4 || sv.size() != 4 || sk[0] != sq[0] || sk[1] != sq[1] || sk[3] != sq[3] ||
-        sv[0] != sk[0] || sv[1] != sk[1] || sv[2] != sk[2])
-        shape_fail("attention_core", fmt::format("q {}, k {} and v {} must be (B, H, Lq, d), (B, H, Lk, d) and "
-                                                 "(B, H, Lk, dv)", shape_str(sq), shape_str(sk), shape_str(sv)));
-    const std::size_t B = sq[0], H = sq[1], Lq = sq[2], d = sq[3], Lk = sk[2], dv = sv[3];
+    const bool v_ok = v_tokens ? sv.size() == 3 && sv[0] == sk[0] && sv[1] == sk[2] && sk[1] > 0 && sv[2] % sk[1] == 0
+                               : sv.size() == 4 && sv[0] == sk[0] && sv[1] == sk[1] && sv[2] == sk[2];
+    if (sq.size() != 4 || sk.size() != 4 || sk[0] != sq[0] || sk[1] != sq[1] || sk[3] != sq[3] || !v_ok)
+        shape_fail("attention_core", fmt::format("q {}, k {} and v {} must be (B, H, Lq, d), (B, H, Lk, d) and {}",
+                                                 shape_str(sq), shape_str(sk), shape_str(sv),
+                                                 v_tokens ? "(B, Lk, H·dv)" : "(B, H, Lk, dv)"));
+    const std::size_t B = sq[0], H = sq[1], Lq = sq[2], d = sq[3], Lk = sk[2], dv = v_tokens ? sv[2] / H : sv[3];
+    // Where tile t = (b, h) of v and of the result starts, and their row strides: per head (B, H, L, dv), or token
+    // by token (B, L, H·dv) with v_tokens.
+    const std::size_t ldv = v_tokens ? H * dv : dv;
+    const auto v_at = [=](std::size_t t) { return v_tokens ? (t / H) * Lk * H * dv + (t % H) * dv : t * Lk * dv; };
+    const auto o_at = [=](std::size_t t) { return v_tokens ? (t / H) * Lq * H * dv + (t % H) * dv : t * Lq * dv; };
     std::size_t bias_b = 0, bias_h = 0;  // the bias's strides over batch and head (0: broadcast)
     if (bias.defined()) {
         if (!attention_core_takes_bias(bias.shape(), B, H, Lq, Lk))
@@ -128,7 +135,7 @@ Var<T> attention_core(const Var<T>& q, const Var<T>& k, const Var<T>& v, const V
         detail::dropout_mask(keep.size(), drop_p, *rng, keep.data());
     }
     const T drop_scale = drop ? detail::dropout_scale<T>(drop_p) : T(1);
-    Array<T> out = uninit<T>({B, H, Lq, dv});
+    Array<T> out = v_tokens ? uninit<T>({B, Lq, H * dv}) : uninit<T>({B, H, Lq, dv});
     const T* Q = q.data();
     const T* K = k.data();
     const T* V = v.data();
@@ -177,7 +184,7 @@ Var<T> attention_core(const Var<T>& q, const Var<T>& k, const Var<T>& v, const V
                 for (std::size_t e = 0; e < tile; ++e) dropped[e] = s[e] * (T(kt[e]) * drop_scale);
                 p = dropped.data();
             }
-            tile_gemm(false, false, Lq, dv, Lk, p, Lk, V + t * Lk * dv, dv, T(0), O + t * Lq * dv, dv);
+            tile_gemm(false, false, Lq, dv, Lk, p, Lk, V + v_at(t), ldv, T(0), O + o_at(t), ldv);
         }
     });
     if (weights) *weights = Var<T>(w);  // the weights before dropout, as attention_softmax's output
@@ -191,7 +198,7 @@ Var<T> attention_core(const Var<T>& q, const Var<T>& k, const Var<T>& v, const V
     return make_result<T>(
         std::move(out), parents,
         [B, H, Lq, Lk, d, dv, tile, bias_b, bias_h, w = std::move(w), keep = std::move(keep), drop_scale, has_bias,
-         rk, R, dr, q_offset](Node<T>& self) {
+         rk, R, dr, q_offset, ldv, v_at, o_at](Node<T>& self) {
             Node<T>& NQ = *self.parents[0];
             Node<T>& NK = *self.parents[1];
             Node<T>& NV = *self.parents[2];
@@ -238,16 +245,16 @@ Var<T> attention_core(const Var<T>& q, const Var<T>& k, const Var<T>& v, const V
                     const std::size_t t = by_head ? (u % B) * H + u0 + u / B : u0 + u;
                     const std::size_t h = t % H;
                     const T* p = W + t * tile;
-                    const T* g = G + t * Lq * dv;
+                    const T* g = G + o_at(t);
                     const std::uint8_t* kt = drop ? keep.data() + t * tile : nullptr;
                     const T* pd = p;  // the weights after dropout
                     if (drop) {
                         for (std::size_t e = 0; e < tile; ++e) dropped[e] = p[e] * (T(kt[e]) * drop_scale);
                         pd = dropped.data();
                     }
-                    if (dV) tile_gemm(true, false, Lk, dv, Lq, pd, Lk, g, dv, zv, dV + t * Lk * dv, dv);  // pdᵀ g
+                    if (dV) tile_gemm(true, false, Lk, dv, Lq, pd, Lk, g, ldv, zv, dV + v_at(t), ldv);  // pdᵀ g
                     if (!dQ && !dK && !bias_grad && !rel_grad) continue;
-                    tile_gemm(false, true, Lq, Lk, dv, g, dv, V + t * Lk * dv, dv, T(0), dp.data(), Lk);  // g vᵀ
+                    tile_gemm(false, true, Lq, Lk, dv, g, ldv, V + v_at(t), ldv, T(0), dp.data(), Lk);  // g vᵀ
                     if (drop)
                         for (std::size_t e = 0; e < tile; ++e) dp[e] = dp[e] * (T(kt[e]) * drop_scale);
                     // softmax: ds_j = p_j (dp_j - sum_k dp_k p_k); blocked keys have p = 0 and get 0
@@ -295,7 +302,8 @@ Var<T> attention_core(const Var<T>& q, const Var<T>& k, const Var<T>& v, const V
 
 #define RELPOS_INST(T)                                                                                          \
     template Var<T> attention_core(const Var<T>&, const Var<T>&, const Var<T>&, const Var<T>&, const Array<T>*, \
-                                   const Array<T>*, bool, std::size_t, double, Rng*, Var<T>*, const RelativeLogits<T>*);
+                                   const Array<T>*, bool, std::size_t, double, Rng*, Var<T>*, const RelativeLogits<T>*, \
+                                   bool);
 RELPOS_INST(float)
 RELPOS_INST(double)
 #undef RELPOS_INST

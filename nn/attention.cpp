@@ -69,6 +69,11 @@ Var<T> MultiHeadAttention<T>::forward(const Var<T>& x, const Var<T>& kv, const A
     const T scale = T(1.0 / std::sqrt(double(head_dim_)));
     Var<T> q = split_heads(q_proj->forward_scaled(x, scale));  // (B, H, Lq, d), pre-scaled by 1/sqrt(d)
     Var<T> k, v;                                          // (B, H, Lk, d)
+    // The fused core (below) reads v and writes its result token by token, (B, L, D), as the projections make and
+    // read them: no head split of v or merge of the result is copied. Whether it runs is known before the inputs:
+    // every hook adds only a bias (all but Shaw's and CoPE's), and no cache keeps v per head.
+    const bool fusable = g_fused_attention && std::all_of(hooks.begin(), hooks.end(), [](const auto& h) { return h->bias_only(); });
+    Var<T> v_tokens;  // (B, Lk, D), when the core may take it so
     if (cache && site_.kind == AttentionSite::Cross && cache->k.defined()) {
         k = cache->k;  // memory projected at the first step
         v = cache->v;
@@ -76,7 +81,10 @@ Var<T> MultiHeadAttention<T>::forward(const Var<T>& x, const Var<T>& kv, const A
         for (auto& h : hooks) h->queries_keys(q, no_k, q_offset, 0);
     } else {
         k = split_heads(k_proj->forward(kv));
-        v = split_heads(v_proj->forward(kv));
+        if (fusable && !cache)
+            v_tokens = v_proj->forward(kv);
+        else
+            v = split_heads(v_proj->forward(kv));
         const std::size_t k_offset = (cache && site_.kind != AttentionSite::Cross) ? cache->length() : 0;
         for (auto& h : hooks) h->queries_keys(q, k, q_offset, k_offset);
         if (cache) {
@@ -95,7 +103,7 @@ Var<T> MultiHeadAttention<T>::forward(const Var<T>& x, const Var<T>& kv, const A
     // The first hook whose term is a bucketed relative one (Transformer-XL's) hands it to the core as it is.
     Var<T> bias;
     RelativeLogits<T> rel;
-    bool fused = g_fused_attention && std::all_of(hooks.begin(), hooks.end(), [](const auto& h) { return h->bias_only(); });
+    bool fused = fusable;
     for (std::size_t i = 0; fused && i < hooks.size(); ++i) {
         if (!rel.table.defined() && hooks[i]->relative_logits(q, k.dim(2), q_offset, rel)) continue;
         if (Var<T> b = hooks[i]->logit_bias(q, k.dim(2), q_offset); b.defined()) bias = bias.defined() ? bias + b : b;
@@ -103,12 +111,13 @@ Var<T> MultiHeadAttention<T>::forward(const Var<T>& x, const Var<T>& kv, const A
     if (fused && rel.table.defined() && bias.defined() && !attention_core_takes_bias(bias.shape(), B, heads_, Lq, k.dim(2)))
         bias = bias + rel_logits(rel.q, rel.table, rel.k, k.dim(2), q_offset);  // the separate path below, in full
     if (fused && (!bias.defined() || attention_core_takes_bias(bias.shape(), B, heads_, Lq, k.dim(2)))) {
-        Var<T> out = attention_core(q, k, v, bias, key_padding, attn_mask, site_.causal(), q_offset, attn_drop->p(),
-                                    attn_drop->training() ? &attn_drop->rng() : nullptr, weights,
-                                    rel.table.defined() ? &rel : nullptr);
-        out = permute_view(out, out.shape(), {0, 2, 1, 3}, {B, Lq, d_model_});  // (B, Lq, D)
+        Var<T> out = attention_core(q, k, v_tokens.defined() ? v_tokens : v, bias, key_padding, attn_mask, site_.causal(),
+                                    q_offset, attn_drop->p(), attn_drop->training() ? &attn_drop->rng() : nullptr, weights,
+                                    rel.table.defined() ? &rel : nullptr, v_tokens.defined());
+        if (!v_tokens.defined()) out = permute_view(out, out.shape(), {0, 2, 1, 3}, {B, Lq, d_model_});  // (B, Lq, D)
         return out_proj->forward(out);
     }
+    if (v_tokens.defined()) v = split_heads(v_tokens);  // a bias the core does not take: the separate ops, per head
     Var<T> logits = matmul(q, k, false, true);  // (B, H, Lq, Lk)
     if (fused)  // a bias attention_core does not broadcast: added here
         logits = logits + bias;

@@ -212,6 +212,17 @@ std::vector<OpRow> op_table() {
                 RelativeLogits<double> rel{x[4], x[5], 3};
                 return attention_core<double>(x[0], x[1], x[2], x[3], nullptr, nullptr, true, 1, 0.0, nullptr, nullptr, &rel);
             });
+        // v and the result token by token: v (B=2, Lk=5, H·dv=6)
+        row("attention_core", "v and result token by token, bias (H, Lq, Lk), causal at query offset 1",
+            {{{2, 2, 3, 4}}, {{2, 2, 5, 4}}, {{2, 5, 6}}, {{2, 3, 5}}}, [](auto& x) {
+                return attention_core<double>(x[0], x[1], x[2], x[3], nullptr, nullptr, true, 1, 0.0, nullptr, nullptr,
+                                              nullptr, true);
+            });
+        row("attention_core", "v and result token by token, relative term (k 1), key padding + attention mask",
+            {{{2, 2, 3, 4}}, {{2, 2, 5, 4}}, {{2, 5, 6}}, {{2, 2, 3, 4}}, {{2, 3, 4}}}, [kp, am](auto& x) {
+                RelativeLogits<double> rel{x[3], x[4], 1};
+                return attention_core<double>(x[0], x[1], x[2], V(), &kp, &am, false, 0, 0.0, nullptr, nullptr, &rel, true);
+            });
         auto rng = std::make_shared<Rng>(13);
         row("attention_core", "bias (1, 1, Lq, Lk), key padding, dropout 0.3 (same mask every time)",
             with({1, 1, 3, 5}), [kp, rng](auto& x) {
@@ -464,6 +475,47 @@ TEST_CASE("attention_core equals the separate ops", "[gradcheck]") {
         for (std::size_t i = 0; i < in.size(); ++i) {
             INFO("input " << i);
             require_close(gf[i], gs[i], 1e-12);
+        }
+    }
+}
+
+// v read and the result written token by token, (B, L, H·dv), give bit for bit what v split into heads and the
+// result merged give (the same tile products at another row stride), values and every gradient, in float as the
+// models train: with dropout, a causal mask, a broadcast bias, and tiles whose rows are no multiple of 8.
+TEST_CASE("attention_core: v and the result token by token equal the per-head layout bit for bit", "[gradcheck]") {
+    using F = Var<float>;
+    const auto same = [](const Array<float>& a, const Array<float>& b) {
+        return a.shape() == b.shape() && std::equal(a.begin(), a.end(), b.begin());
+    };
+    const std::size_t B = 3, H = 4, Lq = 13, Lk = 13, d = 8;
+    for (int variant = 0; variant < 3; ++variant) {
+        INFO("variant " << variant);
+        F q = leaf<float>({B, H, Lq, d}, 91), k = leaf<float>({B, H, Lk, d}, 92);
+        F v_tok = leaf<float>({B, Lk, H * d}, 93);
+        F bias = variant == 0 ? F() : leaf<float>({H, Lq, Lk}, 94);
+        const bool causal = variant == 1;
+        const double p = variant == 2 ? 0.2 : 0.0;
+        Rng r1(7), r2(7);
+        F tok = attention_core<float>(q, k, v_tok, bias, nullptr, nullptr, causal, 0, p, p > 0 ? &r1 : nullptr, nullptr,
+                                      nullptr, true);
+        F v_heads = permute_view(v_tok, {B, Lk, H, d}, {0, 2, 1, 3});
+        F heads = attention_core<float>(q, k, v_heads, bias, nullptr, nullptr, causal, 0, p, p > 0 ? &r2 : nullptr);
+        F merged = permute_view(heads, heads.shape(), {0, 2, 1, 3}, {B, Lq, H * d});
+        REQUIRE(same(tok.value(), merged.value()));
+        const Array<float> r = randn<float>(tok.shape(), 95);
+        std::vector<F> in = {q, k, v_tok};
+        if (bias.defined()) in.push_back(bias);
+        std::vector<Array<float>> g[2];
+        int i = 0;
+        for (F* out : {&tok, &merged}) {
+            for (auto& x : in) x.zero_grad();
+            sum(*out * F(r)).backward();
+            for (auto& x : in) g[i].push_back(x.grad());
+            ++i;
+        }
+        for (std::size_t j = 0; j < in.size(); ++j) {
+            INFO("input " << j);
+            REQUIRE(same(g[0][j], g[1][j]));
         }
     }
 }
