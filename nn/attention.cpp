@@ -72,7 +72,7 @@ Var<T> MultiHeadAttention<T>::forward(const Var<T>& x, const Var<T>& kv, const A
     // The fused core (below) reads v and writes its result token by token, (B, L, D), as the projections make and
     // read them: no head split of v or merge of the result is copied. Whether it runs is known before the inputs:
     // every hook adds only a bias (all but Shaw's and CoPE's), and no cache keeps v per head.
-    const bool fusable = g_fused_attention && std::all_of(hooks.begin(), hooks.end(), [](const auto& h) { return h->bias_only(); });
+    const bool fused = g_fused_attention && std::all_of(hooks.begin(), hooks.end(), [](const auto& h) { return h->bias_only(); });
     Var<T> v_tokens;  // (B, Lk, D), when the core may take it so
     if (cache && site_.kind == AttentionSite::Cross && cache->k.defined()) {
         k = cache->k;  // memory projected at the first step
@@ -81,7 +81,7 @@ Var<T> MultiHeadAttention<T>::forward(const Var<T>& x, const Var<T>& kv, const A
         for (auto& h : hooks) h->queries_keys(q, no_k, q_offset, 0);
     } else {
         k = split_heads(k_proj->forward(kv));
-        if (fusable && !cache)
+        if (fused && !cache)
             v_tokens = v_proj->forward(kv);
         else
             v = split_heads(v_proj->forward(kv));
@@ -103,7 +103,6 @@ Var<T> MultiHeadAttention<T>::forward(const Var<T>& x, const Var<T>& kv, const A
     // The first hook whose term is a bucketed relative one (Transformer-XL's) hands it to the core as it is.
     Var<T> bias;
     RelativeLogits<T> rel;
-    bool fused = fusable;
     for (std::size_t i = 0; fused && i < hooks.size(); ++i) {
         if (!rel.table.defined() && hooks[i]->relative_logits(q, k.dim(2), q_offset, rel)) continue;
         if (Var<T> b = hooks[i]->logit_bias(q, k.dim(2), q_offset); b.defined()) bias = bias.defined() ? bias + b : b;

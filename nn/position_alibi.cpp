@@ -13,9 +13,9 @@
 //              What relpos computed before the option existed (2026-11-26); kept for comparison.
 // Queries sit at positions q_offset + i and keys at j (both through the randomized-position map), so an
 // incremental-decoding step gets the row of the full bias. With `randomized_form: distances` the distance of
-// a key at offset t is the batch's drawn distance for |t| (PositionMap::distance), as Ruoss et al.'s noisy ALiBi. The slopes m_h are the paper's geometric
-// sequence (alibi_slopes below). Self-attention only; with cross_attention: true also encoder-decoder
-// attention, with the bidirectional form (not in the paper).
+// a key at offset t is the batch's drawn distance for |t| (PositionMap::distance), as Ruoss et al.'s noisy ALiBi.
+// The slopes m_h are the paper's geometric sequence (alibi_slopes below). Self-attention only; with
+// cross_attention: true also encoder-decoder attention, with the bidirectional form (not in the paper).
 #include <cmath>
 
 #include "nn/position.hpp"
