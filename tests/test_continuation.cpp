@@ -1,5 +1,6 @@
-// Continuing a capped run under a larger train.max_steps (experiments/run/continuation.hpp): the continued
-// run must be the run trained to the larger cap from step 0, number for number.
+// Continuing a run under a later stop (experiments/run/continuation.hpp): a larger train.max_steps, a plateau
+// rule that stops later or never; from a capped, a plateau-stopped or an interrupted run. The continued run
+// must be the run trained under its own stop from step 0, number for number.
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "experiments/config/config.hpp"
 #include "experiments/run/continuation.hpp"
 #include "experiments/run/identity.hpp"
+#include "experiments/run/store.hpp"
 #include "tests/cli_helpers.hpp"
 #include "tests/helpers.hpp"
 
@@ -28,12 +30,14 @@ fs::path scratch(const std::string& name) {
 
 // Randomized positions (drawn from the dropout stream), dropout, a plateau count and a competence target no
 // model reaches: every piece of state a continuation must carry is in play.
-std::string run(const fs::path& dir, const std::string& store, long max_steps, const std::string& extra = "") {
+std::string run(const fs::path& dir, const std::string& store, long max_steps, const std::string& extra = "",
+                long patience = 40) {
     return "cd '" + std::string(RELPOS_SOURCE_DIR) + "' && " + relpos::test::kRelposBin +
            " run tests/fixtures/tiny_encoder_only.yaml results_dir=" + dir.string() + " name=s" + std::to_string(max_steps) +
            " run_store=" + store + " 'model.position={type: rope, randomized: 32, randomized_eval: sample}'" +
            " model.dropout=0.1 train.epochs=20 train.eval_every=4 train.max_steps=" + std::to_string(max_steps) +
-           " train.stop.patience=40 train.stop.target_metric=accuracy train.stop.target=100 " + extra;
+           " train.stop.patience=" + std::to_string(patience) + " train.stop.target_metric=accuracy train.stop.target=100 " +
+           extra;
 }
 
 fs::path the_run(const fs::path& dir, long max_steps) {
@@ -62,14 +66,13 @@ TEST_CASE("continuation/a capped run continued to a larger cap is the run traine
     const fs::path capped = the_run(d, 24);
     const YAML::Node ra = YAML::LoadFile((capped / "results.json").string());
     REQUIRE(ra["stop_reason"].as<std::string>() == "max_steps");
-    CHECK(ra["continuation_key"].IsDefined());
     CHECK(fs::is_directory(capped / "checkpoints" / "last" / "optim"));  // kept for the continuation
 
     // --list says beforehand which point will continue it, and from which update
     auto listed = sh(run(d, store, 48) + " --list");
     INFO(listed.out);
     REQUIRE(listed.code == 0);
-    CHECK(listed.out.find("[continues " + capped.filename().string() + " from update 24]") != std::string::npos);
+    CHECK(listed.out.find("[continues " + capped.filename().string() + ", capped at step 24]") != std::string::npos);
 
     auto b = sh(run(d, store, 48));
     INFO(b.out);
@@ -87,6 +90,7 @@ TEST_CASE("continuation/a capped run continued to a larger cap is the run traine
                      rr = YAML::LoadFile((ref / "results.json").string());
     CHECK(rb["continued_from"]["step"].as<int>() == 24);
     CHECK(rb["continued_from"]["run"].as<std::string>() == capped.filename().string());
+    CHECK(rb["continued_from"]["stop"].as<std::string>() == "max_steps");
     CHECK_FALSE(rr["continued_from"].IsDefined());
     CHECK(rb["steps"].as<int>() == rr["steps"].as<int>());
     CHECK(rb["best_step"].as<int>() == rr["best_step"].as<int>());
@@ -106,7 +110,8 @@ TEST_CASE("continuation/only where the longer run would have done the same", "[e
         REQUIRE(b.code == 0);
         CHECK(b.out.find("continues") == std::string::npos);
         CHECK(b.out.find("starts from step 0, not continuing") != std::string::npos);
-        CHECK(b.out.find("(capped at step 22): its cap is not a multiple of train.eval_every = 4") != std::string::npos);
+        CHECK(b.out.find("(capped at step 22): its last step is not a multiple of train.eval_every = 4") !=
+              std::string::npos);
     }
     SECTION("a capped run without its optimiser state (finished before continuations existed)") {
         REQUIRE(sh(run(d, store, 24) + " --quiet").code == 0);
@@ -137,6 +142,82 @@ TEST_CASE("continuation/only where the longer run would have done the same", "[e
     fs::remove_all(d);
 }
 
+// The equality a continuation promises, for a continued run and a run of its config from step 0.
+static void check_same_run(const fs::path& continued, const fs::path& ref) {
+    CHECK(curve(continued) == curve(ref));
+    const YAML::Node rc = YAML::LoadFile((continued / "results.json").string()),
+                     rr = YAML::LoadFile((ref / "results.json").string());
+    CHECK(rc["steps"].as<int>() == rr["steps"].as<int>());
+    CHECK(rc["best_step"].as<int>() == rr["best_step"].as<int>());
+    CHECK(rc["stop_reason"].as<std::string>() == rr["stop_reason"].as<std::string>());
+    for (auto it : rr["metrics"])
+        CHECK(rc["metrics"][it.first.as<std::string>()].as<std::string>() == it.second.as<std::string>());
+}
+
+TEST_CASE("continuation/a run stopped on its plateau, or interrupted, continues under a later stop", "[e2e][continuation]") {
+    // train.stop.min_delta=100: no validation after the first improves enough, so patience 2 stops the run at
+    // update 12 (validations at 4, 8, 12); patience 0 trains to the cap.
+    const fs::path d = scratch("plateau");
+    const std::string store = (d / "store").string(), ref_store = (d / "ref_store").string();
+    const std::string md = "train.stop.min_delta=100";
+    REQUIRE(sh(run(d / "ref", ref_store, 48, md, 0) + " --quiet").code == 0);
+    const fs::path ref = the_run(d / "ref", 48);
+    REQUIRE(YAML::LoadFile((ref / "results.json").string())["steps"].as<int>() == 48);
+
+    SECTION("stopped on its plateau") {
+        REQUIRE(sh(run(d / "a", store, 48, md, 2) + " --quiet").code == 0);
+        const fs::path plateaued = the_run(d / "a", 48);
+        const YAML::Node ra = YAML::LoadFile((plateaued / "results.json").string());
+        REQUIRE(ra["stop_reason"].as<std::string>() == "plateau");
+        REQUIRE(ra["steps"].as<int>() == 12);
+        CHECK(fs::is_directory(plateaued / "checkpoints" / "last" / "optim"));  // kept for a continuation
+
+        // a smaller patience could have stopped earlier: not continued, and said why
+        auto smaller = sh(run(d / "c", store, 48, md, 1));
+        INFO(smaller.out);
+        REQUIRE(smaller.code == 0);
+        CHECK(smaller.out.find("(stopped on its plateau at step 12): its train.stop.patience is 2, this run's 1") !=
+              std::string::npos);
+
+        auto listed = sh(run(d / "b", store, 48, md, 0) + " --list");
+        INFO(listed.out);
+        CHECK(listed.out.find("[continues " + plateaued.filename().string() + ", stopped on its plateau at step 12]") !=
+              std::string::npos);
+        auto b = sh(run(d / "b", store, 48, md, 0));
+        INFO(b.out);
+        REQUIRE(b.code == 0);
+        CHECK(b.out.find("continues") != std::string::npos);
+        const fs::path continued = the_run(d / "b", 48);
+        check_same_run(continued, ref);
+        const YAML::Node rb = YAML::LoadFile((continued / "results.json").string());
+        CHECK(rb["continued_from"]["stop"].as<std::string>() == "plateau");
+        CHECK(rb["continued_from"]["step"].as<int>() == 12);
+    }
+    SECTION("interrupted") {
+        // a run of patience 40 capped at 24 without its results.json: an interrupted run with its checkpoint at 24
+        REQUIRE(sh(run(d / "i24", store, 24, md, 40) + " --quiet").code == 0);
+        const fs::path source = the_run(d / "i24", 24);
+        fs::remove(source / "results.json");
+        {
+            const relpos::RunLock training(source);  // another process trains it: not copied meanwhile
+            REQUIRE(training.held());
+            auto busy = sh(run(d / "i48", store, 48, md, 0));
+            INFO(busy.out);
+            REQUIRE(busy.code == 0);
+            CHECK(busy.out.find("is training now; skipped here") != std::string::npos);
+        }
+        auto b = sh(run(d / "i48", store, 48, md, 0));
+        INFO(b.out);
+        REQUIRE(b.code == 0);
+        CHECK(b.out.find("interrupted at step 24") != std::string::npos);
+        const fs::path continued = the_run(d / "i48", 48);
+        check_same_run(continued, ref);
+        CHECK(YAML::LoadFile((continued / "results.json").string())["continued_from"]["stop"].as<std::string>() ==
+              "interrupted");
+    }
+    fs::remove_all(d);
+}
+
 TEST_CASE("continuation/a run that stopped before either cap is the run of both caps", "[e2e][continuation]") {
     // train.stop.target=0: every run reaches its target at its first validation, update 4. The run of cap 24 is
     // then, update for update, the run of cap 48 (nothing in training reads the cap but the stop): the cap-48
@@ -156,14 +237,14 @@ TEST_CASE("continuation/a run that stopped before either cap is the run of both 
     auto listed = sh(run(d, store, 48, "train.stop.target=0") + " --list");
     INFO(listed.out);
     REQUIRE(listed.code == 0);
-    CHECK(listed.out.find("[finished: the same run under another cap, stopped at its target at update 4]") !=
+    CHECK(listed.out.find("[finished: the same run under another stop, stopped at its target at update 4]") !=
           std::string::npos);
     CHECK(listed.out.find("-> " + (fs::path(store) / first.filename()).string()) != std::string::npos);
 
     auto b = sh(run(d, store, 48, "train.stop.target=0"));
     INFO(b.out);
     REQUIRE(b.code == 0);
-    CHECK(b.out.find("finished earlier as " + first.filename().string() + " under another cap") != std::string::npos);
+    CHECK(b.out.find("finished earlier as " + first.filename().string() + " under another stop") != std::string::npos);
     CHECK(b.out.find("parameters") == std::string::npos);  // no model was built to train
     CHECK(the_run(d, 48) == first);
     CHECK(runs_in_store() == 1);
@@ -181,9 +262,20 @@ TEST_CASE("continuation/a run that stopped before either cap is the run of both 
     CHECK(the_run(d, 4) != first);
     CHECK(runs_in_store() == 2);
 
+    // with no plateau rule, or a more patient one, the run that reached its target is the same run; a less
+    // patient rule could have stopped it earlier, and trains its own
+    REQUIRE(sh(run(d / "p0", store, 48, "train.stop.target=0", 0) + " --quiet").code == 0);
+    CHECK(the_run(d / "p0", 48) == first);
+    REQUIRE(sh(run(d / "p80", store, 48, "train.stop.target=0", 80) + " --quiet").code == 0);
+    CHECK(the_run(d / "p80", 48) == first);
+    CHECK(runs_in_store() == 2);
+    REQUIRE(sh(run(d / "p1", store, 48, "train.stop.target=0", 1) + " --quiet").code == 0);
+    CHECK(the_run(d / "p1", 48) != first);
+    CHECK(runs_in_store() == 3);
+
     // another config is never equivalent: a different seed trains
     REQUIRE(sh(run(d, store, 48, "train.stop.target=0 seed=4") + " --quiet").code == 0);
-    CHECK(runs_in_store() == 3);
+    CHECK(runs_in_store() == 4);
 
     // Without a run store: the run in the experiment's own runs/<id>, finished under cap 24, is the cap-48
     // point's run (skipped, said so); another config there is still refused, never overwritten.
@@ -201,12 +293,12 @@ TEST_CASE("continuation/a run that stopped before either cap is the run of both 
         const std::string before = curve(in_place).front();
         auto listed = sh(own(48, "--list"));
         INFO(listed.out);
-        CHECK(listed.out.find("[finished: the same run under another cap, stopped at its target at update 4]") !=
+        CHECK(listed.out.find("[finished: the same run under another stop, stopped at its target at update 4]") !=
               std::string::npos);
         auto again = sh(own(48, ""));
         INFO(again.out);
         REQUIRE(again.code == 0);
-        CHECK(again.out.find("finished earlier as seed=3 under another cap") != std::string::npos);
+        CHECK(again.out.find("finished earlier as seed=3 under another stop") != std::string::npos);
         CHECK(again.out.find("parameters") == std::string::npos);
         auto other = sh(own(48, "train.lr=0.3"));
         INFO(other.out);
@@ -218,21 +310,24 @@ TEST_CASE("continuation/a run that stopped before either cap is the run of both 
     // The index a whole experiment uses (the store read once) finds what a look at every run finds.
     const relpos::EquivalentIndex index(store);
     for (const long cap : {4L, 8L, 24L, 48L, 96L})
+        for (const long patience : {0L, 1L, 40L, 80L})
         for (const char* seed : {"seed=3", "seed=4", "seed=5"}) {
             const relpos::ExperimentConfig cfg = relpos::load_config(
                 "tests/fixtures/tiny_encoder_only.yaml",  // as the runs above were given it, from the source root
                 {"model.position={type: rope, randomized: 32, randomized_eval: sample}", "model.dropout=0.1",
                  "train.epochs=20", "train.eval_every=4", "train.max_steps=" + std::to_string(cap),
-                 "train.stop.patience=40", "train.stop.target_metric=accuracy", "train.stop.target=0", seed});
+                 "train.stop.patience=" + std::to_string(patience), "train.stop.target_metric=accuracy",
+                 "train.stop.target=0", seed});
             const fs::path own = fs::path(store) / relpos::run_identity(cfg);
             std::vector<fs::path> every;
             for (const auto& e : fs::directory_iterator(store))
                 if (e.path().filename() != own.filename() && relpos::is_equivalent(e.path(), cfg)) every.push_back(e.path());
             const auto found = index.find(cfg, own);
-            INFO("cap " << cap << " " << seed);
+            INFO("cap " << cap << " patience " << patience << " " << seed);
             CHECK(found.has_value() == !every.empty());
             if (found) CHECK(std::find(every.begin(), every.end(), *found) != every.end());
-            if (std::string(seed) == "seed=3" && cap > 4) CHECK(found.has_value());  // the run that stopped at 4
+            if (std::string(seed) == "seed=3" && cap > 4 && patience != 1)  // the run that stopped at 4
+                CHECK(found.has_value());
             if (std::string(seed) == "seed=5") CHECK(!found.has_value());
         }
     fs::remove_all(d);

@@ -196,7 +196,7 @@ TEST_CASE("naming/every committed finished run is still its experiment's run", "
             if (!top.run_store.empty() && fs::is_symlink(link) && fs::exists(link / "results.json") &&
                 matched.count(fs::canonical(link).string())) {
                 INFO(x.string() << " " << p.id);
-                // or the same run under another cap (experiments/run/continuation.hpp, is_equivalent)
+                // or the same run under another stop (experiments/run/continuation.hpp, is_equivalent)
                 const fs::path target = fs::canonical(link);
                 CHECK((fs::read_symlink(link).filename().string() == run_identity(p.config) ||
                        is_equivalent(target, p.config)));

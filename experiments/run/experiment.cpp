@@ -126,8 +126,8 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
     const fs::path exp_dir = fs::path(top.results_dir) / top.name;
     // With a run store a run is named by its config hash and shared by every experiment that asks for
     // it; runs/<id> under the experiment is a symbolic link to it.
-    // A point the store holds under another cap (experiments/run/continuation.hpp, find_equivalent: a run that
-    // stopped at its target or plateau before either cap) is that run; found once, before anything is written.
+    // A point the store holds under another stop (experiments/run/continuation.hpp, find_equivalent: a run that
+    // stopped at its target or plateau before either cap, and that either plateau rule lets stop there) is that run; found once, before anything is written.
     // The store is read once, and only when a point has no run of its own.
     std::map<std::string, fs::path> equivalent;  // by point id
     if (!top.run_store.empty()) {
@@ -140,13 +140,13 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
             if (auto eq = index->find(p.config, own)) equivalent[p.id] = *eq;
         }
     } else {
-        // runs/<id> without a store: the run there may have finished under another cap of this config (it
+        // runs/<id> without a store: the run there may have finished under another stop of this config (it
         // stopped before either), and is then this point's run; the one place that asks (run_point and
         // check_existing_run are told)
         for (const auto& p : points) {
             const fs::path own = exp_dir / "runs" / p.id;
             std::error_code ec;
-            // is_equivalent is false for the run itself (the same cap)
+            // is_equivalent is false for the run itself (the same stop)
             if (fs::exists(own / "results.json", ec) && is_equivalent(own, p.config)) equivalent[p.id] = own;
         }
     }
@@ -196,7 +196,7 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
             if (done) {
                 const RunRecord r = read_finished_run(results);
                 if (is_equivalent_point(p))
-                    state = fmt::format("  [finished: the same run under another cap, stopped at its {} at update {}]",
+                    state = fmt::format("  [finished: the same run under another stop, stopped at its {} at update {}]",
                                         r.stop_reason, r.steps);
                 ++finished;
                 seconds += r.core_seconds();
@@ -207,12 +207,12 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
                 left_cells.push_back(cell_of(p));
                 if (!state.empty()) ++started;
             }
-            // Not started: whether it will continue a capped run of the store (experiments/run/continuation.hpp),
+            // Not started: whether it will continue a run of the store (experiments/run/continuation.hpp),
             // at the thread count this command would give it.
             if (!done && state.empty() && !top.run_store.empty()) {
                 std::vector<std::string> refused;
                 if (auto c = find_continuation(p.config, dir, threads_for(p.config), static_cast<int>(ranks), &refused))
-                    state = fmt::format("  [continues {} from update {}]", c->from.filename().string(), c->step);
+                    state = fmt::format("  [continues {}, {}]", c->from.filename().string(), c->said());
                 else if (!refused.empty())
                     state = fmt::format("  [from update 0, not continuing {}]", refused.front());
             }

@@ -65,7 +65,6 @@ RunRecord read_run_record(const fs::path& results) {
     }
     r.finished = text("finished");
     r.stop_reason = text("stop_reason");
-    r.continuation_key = text("continuation_key");
     r.train_seconds = number("train_seconds", 0);
     r.train_cpu_seconds = number("train_cpu_seconds", -1);
     r.steps = whole("steps", 0);

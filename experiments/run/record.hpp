@@ -20,7 +20,6 @@ struct RunRecord {
     std::vector<std::string> trained_on;  // every machine that trained it (since 2026-11-27; may be empty)
     std::string finished;                 // when it finished (ISO 8601, sorts as time)
     std::string stop_reason;              // "" for runs from before the stopping rule
-    std::string continuation_key;         // only for runs stopped by max_steps
     double train_seconds = 0;             // wall-clock
     double train_cpu_seconds = -1;        // core-seconds; -1: not recorded (before 2026-11-28, or resumed from older checkpoints)
     long steps = 0, parameters = 0, epochs = 0, best_step = 0;

@@ -94,7 +94,7 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
                 "{} away (finished runs are never overwritten)",
                 cfg.source, pc.point->id, pc.run_dir.string()));
         progress.message(tag + (own ? std::string("finished earlier, skipped")
-                                    : fmt::format("finished earlier as {} under another cap (it stopped before either "
+                                    : fmt::format("finished earlier as {} under another stop (it stopped before either "
                                                   "cap), skipped", pc.run_dir.filename().string())));
         return 0;
     }
@@ -120,19 +120,28 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
         fs::remove_all(pc.run_dir / "checkpoints");
         fs::remove(continued_file);
         write_file_atomic(pc.run_dir / "config.yaml", to_yaml(cfg));
-        // ... unless a capped run of the same config is in the store: then this run is its continuation.
+        // ... unless a run of the same config but its stop is in the store: then this run is its continuation.
         continued = find_continuation(cfg, pc.run_dir, pc.threads, world().size(), &not_continued);
         if (continued) {
-            write_file_atomic(continued_file, fmt::format("{} {}\n", continued->from.filename().string(), continued->step));
+            std::optional<RunLock> source;  // an unfinished run must not train while it is copied, nor after
+            if (continued->how == "interrupted") {
+                source.emplace(continued->from);
+                if (!source->held()) {
+                    progress.message(tag + fmt::format("continues {}, which {} is training now; skipped here",
+                                                       continued->from.string(), source->holder()));
+                    return 0;
+                }
+            }
+            write_file_atomic(continued_file, fmt::format("{} {} {}\n", continued->from.filename().string(),
+                                                          continued->step, continued->how));
             start_from(*continued, pc.run_dir, hash);
             resuming = true;
         }
     }
     RunLog log(pc.run_dir / "log.txt", progress, tag);
     if (continued)
-        log(fmt::format("continues {}, capped at step {}: its checkpoint, optimiser state and metrics (the same "
-                        "numbers as one run to step {})",
-                        continued->from.string(), continued->step, cfg.train.max_steps));
+        log(fmt::format("continues {}, {}: its checkpoint, optimiser state and metrics (the same numbers as one run "
+                        "of this config from step 0)", continued->from.string(), continued->said()));
     for (const auto& why : not_continued) log(fmt::format("starts from step 0, not continuing {}", why));
     if (data.subword && (!resuming || !fs::exists(pc.run_dir / "subword.model")))  // self-contained for eval/translate
         fs::copy_file(data.subword->model_path(), pc.run_dir / "subword.model", fs::copy_options::overwrite_existing);
@@ -223,13 +232,14 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
                               {"step", pr.target_step},
                               {"best", json_number(pr.best_target_metric, 4)}};
     if (comm.size() > 1) json["ranks"] = comm.size();
-    if (outcome.stop_reason == "max_steps")  // a longer run of this config continues it (run/continuation.hpp)
-        json["continuation_key"] = continuation_key(cfg);
     {
         std::ifstream f(continued_file);
-        std::string from;
+        std::string from, how = "max_steps";  // runs continued until 2026-12-06 continued capped runs only
         std::uint64_t step = 0;
-        if (f >> from >> step) json["continued_from"] = {{"run", from}, {"step", step}};
+        if (f >> from >> step) {
+            f >> how;
+            json["continued_from"] = {{"run", from}, {"step", step}, {"stop", how}};
+        }
     }
     json["config_hash"] = hash;
     json["commit"] = source_commit();
@@ -237,9 +247,10 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
     json["trained_on"] = pr.machines;
     json["finished"] = now_iso();
     write_file_atomic(results, json_document(json));
-    // The last checkpoint's optimiser state is only needed to resume, or to continue a run stopped by its cap
-    // under a larger one: drop it otherwise, keep the weights.
-    if (outcome.stop_reason != "max_steps") fs::remove_all(pc.run_dir / "checkpoints" / "last" / "optim");
+    // The last checkpoint's optimiser state is only needed to resume, or to continue a run stopped by its cap or
+    // its plateau under a later stop (run/continuation.hpp): drop it otherwise, keep the weights.
+    if (outcome.stop_reason != "max_steps" && outcome.stop_reason != "plateau")
+        fs::remove_all(pc.run_dir / "checkpoints" / "last" / "optim");
     log("finished");
     return 0;
 }

@@ -25,7 +25,7 @@ struct PointContext {
     std::filesystem::path run_dir;
     std::size_t ordinal, total;
     int threads;
-    // run_dir is the finished run of the same config under another cap, found by the caller (EquivalentIndex
+    // run_dir is the finished run of the same config under another stop, found by the caller (EquivalentIndex
     // in a run store; is_equivalent for runs/<id> without one)
     bool equivalent = false;
 };

@@ -42,7 +42,7 @@ void check_existing_run(const SweepPoint& p, const fs::path& run_dir, const nn::
     std::error_code ec;
     const fs::path results = run_dir / "results.json";
     if (fs::exists(results, ec)) {
-        if (equivalent) return;  // the caller found it the same run under another cap
+        if (equivalent) return;  // the caller found it the same run under another stop
         std::string why;
         const std::string recorded = read_finished_run(results, &why).config_hash;
         if (recorded.empty())
@@ -142,7 +142,7 @@ void link_shared_runs(const std::vector<SweepPoint>& points, const fs::path& exp
         if (fs::is_symlink(link, ec)) {
             if (fs::read_symlink(link, ec) == rel) continue;
             // A link to a run directory that never started (no metrics.jsonl, no results.json: an earlier call
-            // linked this point to its own directory, and the store now holds the same run under another cap,
+            // linked this point to its own directory, and the store now holds the same run under another stop,
             // which run_dir_of gives) holds nothing to lose: relink. A link to a started run is the user's.
             const fs::path old_target = link.parent_path() / fs::read_symlink(link, ec);
             if (!fs::exists(old_target / "metrics.jsonl", ec) && !fs::exists(old_target / "results.json", ec)) {

@@ -24,7 +24,7 @@ void check_results_dir(const std::string& config_path, const std::filesystem::pa
 // The run directory a point already has, checked before anything is printed or written: a finished
 // run must come from the same config (it is skipped, never redone); an interrupted run resumes only
 // from a complete checkpoint of the same config and model shape. `equivalent`: the caller found run_dir
-// to be the same run under another cap (experiment.cpp asks, for runs in a store and outside one).
+// to be the same run under another stop (experiment.cpp asks, for runs in a store and outside one).
 void check_existing_run(const SweepPoint& p, const std::filesystem::path& run_dir, const nn::Transformer<float>& model,
                         bool equivalent = false);
 
