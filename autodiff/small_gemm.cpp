@@ -133,18 +133,32 @@ void panel(std::size_t m, std::size_t k, const T* A, std::size_t lda, const T* B
     if (i < m) tail_rows<T, NV, VB, TA>(i, m, k, A, lda, B, ldb, alpha, beta, C, ldc, P, ldp, resume, last);
 }
 
-// The column panels in the order every walk takes them, from the widest down: two 64-byte vectors (16
-// accumulators with R = 8), one, half a vector, a quarter, then single columns. f(j, bytes) for the panel starting
-// at column j, bytes a std::integral_constant: its width in bytes.
+// The CPU's widest vector register: 64 bytes with AVX-512, else 32 (AVX2). A 64-byte vector on AVX2 is no
+// register: its multiply-add ran lane by lane and a block's 16 accumulators of two registers each spilled
+// (an update at the Ruoss shape took 7x as long on an AVX2 machine as on an AVX-512 one).
+#if defined(__AVX512F__) || !defined(__x86_64__)
+constexpr std::size_t kVec = 64;
+#else
+constexpr std::size_t kVec = 32;
+#endif
+
+// The column panels in the order every walk takes them, from the widest down: two vector registers (16
+// accumulators with R = 8), one, then halves of one down to 16 bytes, then single columns. f(j, bytes) for the
+// panel starting at column j, bytes a std::integral_constant: its width in bytes. The widths change which
+// register holds an entry of C, never its sum (one fused multiply-add chain over k in order, whatever the CPU).
+template <class T, std::size_t W = 2 * kVec, class F>
+void for_each_panel(std::size_t n, std::size_t j, F&& f) {
+    if constexpr (W >= 16) {
+        constexpr std::size_t L = W / sizeof(T);
+        for (; j + L <= n; j += L) f(j, std::integral_constant<std::size_t, W>{});
+        for_each_panel<T, W / 2>(n, j, f);
+    } else {
+        for (; j < n; ++j) f(j, std::integral_constant<std::size_t, sizeof(T)>{});
+    }
+}
 template <class T, class F>
 void for_each_panel(std::size_t n, F&& f) {
-    constexpr std::size_t L = 64 / sizeof(T);  // lanes of a 64-byte vector
-    std::size_t j = 0;
-    for (; j + 2 * L <= n; j += 2 * L) f(j, std::integral_constant<std::size_t, 128>{});
-    for (; j + L <= n; j += L) f(j, std::integral_constant<std::size_t, 64>{});
-    for (; j + L / 2 <= n; j += L / 2) f(j, std::integral_constant<std::size_t, 32>{});
-    for (; j + L / 4 <= n; j += L / 4) f(j, std::integral_constant<std::size_t, 16>{});
-    for (; j < n; ++j) f(j, std::integral_constant<std::size_t, sizeof(T)>{});
+    for_each_panel<T, 2 * kVec>(n, std::size_t(0), f);
 }
 
 // Columns nv..n-1 of C (fewer than one 16-byte vector) as one zero-padded 16-byte panel summed into scratch,
@@ -182,8 +196,8 @@ void panels(std::size_t m, std::size_t n, std::size_t k, T alpha, const T* A, st
     const std::size_t nv = P ? n : n / L4 * L4;
     for_each_panel<T>(nv, [&](std::size_t j, auto bytes) {
         constexpr std::size_t W = decltype(bytes)::value;
-        constexpr int NV = W == 128 ? 2 : 1;           // vectors of the panel
-        constexpr std::size_t VB = W == 128 ? 64 : W;  // bytes of each
+        constexpr int NV = W == 2 * kVec ? 2 : 1;            // vectors of the panel
+        constexpr std::size_t VB = W == 2 * kVec ? kVec : W;  // bytes of each
         panel<T, 8, NV, VB, TA>(m, k, A, lda, packed ? B + j * k : B + j, packed ? W / sizeof(T) : ldb, alpha, beta,
                                 C + j, ldc, P ? P + j : nullptr, ldp, resume, last);
     });

@@ -199,6 +199,13 @@ bool is_equivalent(const fs::path& dir, const ExperimentConfig& cfg) {
     return s && stops_within(cfg, *s) && same_run(s->hash, under(cfg, s->keys));
 }
 
+bool same_run_but_stop(const fs::path& dir, const ExperimentConfig& cfg) {
+    std::error_code ec;
+    if (!fs::exists(dir / "results.json", ec)) return false;
+    const auto keys = stop_keys(dir);
+    return keys && same_run(read_finished_run(dir / "results.json").config_hash, under(cfg, *keys));
+}
+
 std::optional<fs::path> find_equivalent(const ExperimentConfig& cfg, const fs::path& run_dir) {
     return EquivalentIndex(run_dir.parent_path()).find(cfg, run_dir);
 }

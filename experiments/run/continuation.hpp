@@ -66,6 +66,9 @@ private:
     struct Entry;  // a run and how it stopped
     std::map<std::string, std::vector<Entry>> by_hash_;  // recorded config hash -> runs
 };
+// Whether the finished run in `dir` is cfg's run under its own stop (cap and plateau rule, from its config.yaml):
+// the same config but where it stops, whether or not it is cfg's run, equivalent or continuable.
+bool same_run_but_stop(const std::filesystem::path& dir, const ExperimentConfig& cfg);
 // Whether the finished run in `dir` is that run for `cfg` (its results.json and config.yaml read).
 bool is_equivalent(const std::filesystem::path& dir, const ExperimentConfig& cfg);
 
