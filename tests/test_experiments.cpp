@@ -255,8 +255,9 @@ TEST_CASE("run_store/a_point_two_experiments_ask_for_is_trained_once", "[e2e][ru
         fs::remove(link_b);
         fs::create_directory_symlink(text, link_b);
     }
-    // a link to another run: to one that never started (nothing to lose) it is relinked; to a started one it is
-    // the user's and refused
+    // a link to another run: to one that never started (nothing to lose), or to an unfinished run of the store (a
+    // config changed since it started), it is relinked; to a finished one, or out of the store, it is the user's
+    // and refused
     {
         const fs::path link_b = fs::path(dir) / "second/runs/seed=3";
         const fs::path never = fs::path(store) / "never_started";
@@ -270,11 +271,30 @@ TEST_CASE("run_store/a_point_two_experiments_ask_for_is_trained_once", "[e2e][ru
         std::ofstream(never / "metrics.jsonl") << "{}\n";
         fs::remove(link_b);
         fs::create_directory_symlink("../../store/never_started", link_b);
+        auto started = sh(kBin + " run " + kTiny + " results_dir=" + dir + " name=second run_store=" + store);
+        INFO(started.out);
+        REQUIRE(started.code == 0);
+        CHECK_THAT(started.out, Catch::Contains("linked the unfinished run"));
+        CHECK(fs::canonical(link_b) == shared);
+        CHECK(fs::exists(never / "metrics.jsonl"));  // the run itself stays
+        fs::copy_file(shared / "results.json", never / "results.json");  // a finished run
+        fs::remove(link_b);
+        fs::create_directory_symlink("../../store/never_started", link_b);
         auto refused = sh(kBin + " run " + kTiny + " results_dir=" + dir + " name=second run_store=" + store);
         CHECK(refused.code == 2);
         CHECK_THAT(refused.out, Catch::Contains("not to this point's shared run"));
         CHECK(fs::read_symlink(link_b) == "../../store/never_started");
+        // out of the store, started: the user's
+        const fs::path outside = fs::path(dir) / "outside_run";
+        fs::create_directories(outside);
+        std::ofstream(outside / "metrics.jsonl") << "{}\n";
         fs::remove(link_b);
+        fs::create_directory_symlink("../../outside_run", link_b);
+        auto refused_out = sh(kBin + " run " + kTiny + " results_dir=" + dir + " name=second run_store=" + store);
+        CHECK(refused_out.code == 2);
+        CHECK_THAT(refused_out.out, Catch::Contains("not to this point's shared run"));
+        fs::remove(link_b);
+        fs::remove_all(outside);
         fs::remove_all(never);
         fs::create_directory_symlink(fs::relative(shared, link_b.parent_path()), link_b);
     }

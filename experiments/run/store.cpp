@@ -143,11 +143,21 @@ void link_shared_runs(const std::vector<SweepPoint>& points, const fs::path& exp
             if (fs::read_symlink(link, ec) == rel) continue;
             // A link to a run directory that never started (no metrics.jsonl, no results.json: an earlier call
             // linked this point to its own directory, and the store now holds the same run under another stop,
-            // which run_dir_of gives) holds nothing to lose: relink. A link to a started run is the user's.
+            // which run_dir_of gives) holds nothing to lose: relink. So does a link to an unfinished run of the
+            // same store (the point's config was changed since it started): the run stays there, and this point
+            // continues it where it may (run/continuation.hpp). A link to a finished run, or out of the store,
+            // is the user's.
             const fs::path old_target = link.parent_path() / fs::read_symlink(link, ec);
-            if (!fs::exists(old_target / "metrics.jsonl", ec) && !fs::exists(old_target / "results.json", ec)) {
-                make_link();
-                continue;
+            if (!fs::exists(old_target / "results.json", ec)) {
+                const bool started = fs::exists(old_target / "metrics.jsonl", ec);
+                if (!started || fs::equivalent(old_target.parent_path(), target.parent_path(), ec)) {
+                    if (started)
+                        fmt::print(stderr, "note: {}: {} linked the unfinished run {}, of the point's config before it "
+                                           "changed; relinked to {} (that run stays in the store)\n",
+                                   config_path, link.string(), old_target.lexically_normal().string(), rel.string());
+                    make_link();
+                    continue;
+                }
             }
             throw ConfigError(fmt::format("{}: run_store: {} is a link to {}, not to this point's shared run {}; move it "
                                           "away (runs are never overwritten)",
