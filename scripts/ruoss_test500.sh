@@ -7,7 +7,8 @@
 # the study (`name`), to results/STUDY/test_41_500.jsonl, then writes results/STUDY/test_41_500.json: per run its per-token accuracy
 # averaged over the lengths 41-500 (Ruoss et al.'s score), over 41-200 and over 201-500, the pooled per-token
 # accuracy and the exact match; per cell (the run's name without its seed) the mean and sd of each over its
-# scored runs. Pages read the summary by name (docs/claims.md).
+# scored runs. A scored run its study no longer names (the config amended since) stays in the .jsonl and is
+# summarised under `left_out` by its run's id, in no cell. Pages read the summary by name (docs/claims.md).
 # Measured: 109 CPU-seconds a run (one thread, RoPE, 2026-11-27), 0.7 GB.
 #   scripts/ruoss_test500.sh                            # results/ruoss_table
 #   scripts/ruoss_test500.sh ruoss_randomized_family    # another study under results/
@@ -23,7 +24,7 @@ for link in results/"$study"/runs/*/; do
   name=$(basename "$link")
   run=$(realpath --relative-to=. "$link")
   [ -f "$run/results.json" ] || continue  # not finished
-  grep -q "\"name\": \"$name\"" "$out" && continue
+  grep -q "\"run\": \"$run\"" "$out" && continue  # this run scored already (a name may change runs: an amended config)
   [ -f "$run/checkpoints/best/state.json" ] || { echo "ruoss_test500: $name: no best checkpoint here (not trained in this workspace); skipped" >&2; continue; }
   echo "ruoss_test500: $name" >&2
   if ! line=$("$bin" eval --run "$run" --split test 'data.synthetic.test_len=[41, 500]' data.synthetic.test_size=920 2>"$out.err"); then
@@ -36,16 +37,24 @@ done
 python3 - "$out" "results/$study/test_41_500.json" "$study" <<'PY'
 import json, os, re, statistics, sys
 src, dst, study = sys.argv[1:]
-runs, cells = {}, {}
+runs, cells, left_out = {}, {}, {}
+# the study's run of each name now (its link's target): a line of a run the study no longer names (its config
+# amended since) is kept in the .jsonl and summarised apart, under its run's id, never in a cell
+runs_dir = os.path.join("results", study, "runs")
+current = {n: os.path.relpath(os.path.realpath(os.path.join(runs_dir, n))) for n in os.listdir(runs_dir)}
 for line in open(src, encoding="utf-8"):
     r = json.loads(line)
     m = r["metrics"]
     per = {int(k.split("@")[1]): v for k, v in m.items() if k.startswith("token_accuracy@")}
     mean = lambda lo, hi: round(sum(v for n, v in per.items() if lo <= n <= hi) / sum(1 for n in per if lo <= n <= hi), 4)
     name = r["name"]
-    runs[name] = {"checkpoint_step": r["checkpoint_step"], "token_accuracy@mean": mean(41, 500),
-                  "token_accuracy@mean_41_200": mean(41, 200), "token_accuracy@mean_201_500": mean(201, 500),
-                  "token_accuracy": m["token_accuracy"], "accuracy": m["accuracy"]}
+    scored = {"checkpoint_step": r["checkpoint_step"], "token_accuracy@mean": mean(41, 500),
+              "token_accuracy@mean_41_200": mean(41, 200), "token_accuracy@mean_201_500": mean(201, 500),
+              "token_accuracy": m["token_accuracy"], "accuracy": m["accuracy"]}
+    if current.get(name) != r["run"]:
+        left_out[os.path.basename(r["run"])] = dict(scored, name=name, run=r["run"])
+        continue
+    runs[name] = scored
     # the cell: the run's name without its seed and rate, e.g. position=type-rope_lr=0.25_seed=3 -> rope
     cell = re.sub(r"_seed=\d+$", "", name)
     cell = re.sub(r"_lr=[\d.e-]+", "", cell).replace("position=type-", "")
@@ -59,6 +68,6 @@ for cell, rs in sorted(cells.items()):
                       "max": max(vals)}
     summary.append(entry)
 json.dump({"command": f"scripts/ruoss_test500.sh {study}", "split": "test", "test_len": [41, 500], "test_size": 920,
-           "runs": runs, "cells": summary}, open(dst, "w"), indent=1, sort_keys=True)
+           "runs": runs, "cells": summary, "left_out": left_out}, open(dst, "w"), indent=1, sort_keys=True)
 print(f"ruoss_test500: {len(runs)} runs in {dst}", file=sys.stderr)
 PY
