@@ -336,11 +336,20 @@ def finished_runs(directory):
                 f"the results.json files under {directory}/runs")
 
 
+def core_seconds(r):
+    """A run's training cost in core-seconds, as the report and `relpos run --list` count it (RunRecord::core_seconds):
+    its CPU time where recorded (train_cpu_seconds), else wall time x threads x ranks."""
+    cpu = r.get("train_cpu_seconds", -1)
+    if cpu is not None and cpu >= 0:
+        return cpu
+    return r.get("train_seconds", 0) * max(1, r.get("threads", 1) or 1) * max(1, r.get("ranks", 1) or 1)
+
+
 def core_hours(directory):
-    """core_hours('results/x'): the training time of its finished runs, seconds x threads, in hours."""
-    runs = results_of(directory)
-    hours = sum(r.get("train_seconds", 0) * r.get("threads", 1) for r in runs) / 3600
-    return Fact(f"core_hours('{directory}')", hours, f"train_seconds x threads of the results.json files under {directory}/runs")
+    """core_hours('results/x'): the training cost of its finished runs in core-hours (core_seconds)."""
+    hours = sum(core_seconds(r) for r in results_of(directory)) / 3600
+    return Fact(f"core_hours('{directory}')", hours,
+                f"train_cpu_seconds (else train_seconds x threads) of the results.json files under {directory}/runs")
 
 
 def machines(directory):
