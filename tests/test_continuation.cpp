@@ -163,6 +163,21 @@ TEST_CASE("continuation/a run stopped on its plateau, or interrupted, continues 
     REQUIRE(sh(run(d / "ref", ref_store, 48, md, 0) + " --quiet").code == 0);
     const fs::path ref = the_run(d / "ref", 48);
     REQUIRE(YAML::LoadFile((ref / "results.json").string())["steps"].as<int>() == 48);
+    // trains `name` (patience 0, cap 48) in the store, which must continue a run the log line `said` names, and
+    // be the reference run number for number; results.json records where it continued from
+    const auto continued_is_ref = [&](const std::string& name, const std::string& said, const std::string& how,
+                                      int step) {
+        auto b = sh(run(d / name, store, 48, md, 0));
+        INFO(b.out);
+        REQUIRE(b.code == 0);
+        CHECK(b.out.find("continues") != std::string::npos);
+        CHECK(b.out.find(said) != std::string::npos);
+        const fs::path continued = the_run(d / name, 48);
+        check_same_run(continued, ref);
+        const YAML::Node rc = YAML::LoadFile((continued / "results.json").string());
+        CHECK(rc["continued_from"]["stop"].as<std::string>() == how);
+        CHECK(rc["continued_from"]["step"].as<int>() == step);
+    };
 
     SECTION("stopped on its plateau") {
         REQUIRE(sh(run(d / "a", store, 48, md, 2) + " --quiet").code == 0);
@@ -183,15 +198,7 @@ TEST_CASE("continuation/a run stopped on its plateau, or interrupted, continues 
         INFO(listed.out);
         CHECK(listed.out.find("[continues " + plateaued.filename().string() + ", stopped on its plateau at step 12]") !=
               std::string::npos);
-        auto b = sh(run(d / "b", store, 48, md, 0));
-        INFO(b.out);
-        REQUIRE(b.code == 0);
-        CHECK(b.out.find("continues") != std::string::npos);
-        const fs::path continued = the_run(d / "b", 48);
-        check_same_run(continued, ref);
-        const YAML::Node rb = YAML::LoadFile((continued / "results.json").string());
-        CHECK(rb["continued_from"]["stop"].as<std::string>() == "plateau");
-        CHECK(rb["continued_from"]["step"].as<int>() == 12);
+        continued_is_ref("b", "stopped on its plateau at step 12", "plateau", 12);
     }
     SECTION("interrupted") {
         // a run of patience 40 capped at 24 without its results.json: an interrupted run with its checkpoint at 24
@@ -206,14 +213,7 @@ TEST_CASE("continuation/a run stopped on its plateau, or interrupted, continues 
             REQUIRE(busy.code == 0);
             CHECK(busy.out.find("is training now; skipped here") != std::string::npos);
         }
-        auto b = sh(run(d / "i48", store, 48, md, 0));
-        INFO(b.out);
-        REQUIRE(b.code == 0);
-        CHECK(b.out.find("interrupted at step 24") != std::string::npos);
-        const fs::path continued = the_run(d / "i48", 48);
-        check_same_run(continued, ref);
-        CHECK(YAML::LoadFile((continued / "results.json").string())["continued_from"]["stop"].as<std::string>() ==
-              "interrupted");
+        continued_is_ref("i48", "interrupted at step 24", "interrupted", 24);
     }
     fs::remove_all(d);
 }
