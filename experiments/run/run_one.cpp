@@ -141,7 +141,8 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
     RunLog log(pc.run_dir / "log.txt", progress, tag);
     if (continued)
         log(fmt::format("continues {}, {}: its checkpoint, optimiser state and metrics (the same numbers as one run "
-                        "of this config from step 0)", continued->from.string(), continued->said()));
+                        "of this config from step 0 on the machines it trained on)", continued->from.string(),
+                        continued->said()));
     for (const auto& why : not_continued) log(fmt::format("starts from step 0, not continuing {}", why));
     if (data.subword && (!resuming || !fs::exists(pc.run_dir / "subword.model")))  // self-contained for eval/translate
         fs::copy_file(data.subword->model_path(), pc.run_dir / "subword.model", fs::copy_options::overwrite_existing);
