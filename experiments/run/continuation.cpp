@@ -95,8 +95,9 @@ std::optional<Continuation> find_continuation(const ExperimentConfig& cfg, const
         const fs::path last = dir / "checkpoints" / "last";
         Continuation c{dir, 0, "interrupted"};
         std::string hash;
+        RunRecord r;  // a finished run's record, read once
         if (finished) {  // the cheap tests first: most runs of a store stopped at their target
-            const RunRecord r = read_finished_run(dir / "results.json");
+            r = read_finished_run(dir / "results.json");
             if ((r.stop_reason != "max_steps" && r.stop_reason != "plateau") || r.steps < 1) continue;
             c.step = static_cast<std::uint64_t>(r.steps);
             c.how = r.stop_reason;
@@ -124,7 +125,6 @@ std::optional<Continuation> find_continuation(const ExperimentConfig& cfg, const
             continue;
         }
         if (finished) {
-            const RunRecord r = read_finished_run(dir / "results.json");
             if (c.step % static_cast<std::uint64_t>(t.eval_every) != 0) {
                 refuse(fmt::format("its last step is not a multiple of train.eval_every = {}, so its last validation is "
                                    "one this run would not make", t.eval_every));

@@ -123,7 +123,7 @@ int run_point(const PointContext& pc, const Dataset& data, Progress& progress) {
         // ... unless a run of the same config but its stop is in the store: then this run is its continuation.
         continued = find_continuation(cfg, pc.run_dir, pc.threads, world().size(), &not_continued);
         if (continued) {
-            std::optional<RunLock> source;  // an unfinished run must not train while it is copied, nor after
+            std::optional<RunLock> source;  // an unfinished run must not train while it is copied
             if (continued->how == "interrupted") {
                 source.emplace(continued->from);
                 if (!source->held()) {
