@@ -194,10 +194,12 @@ Var<T> linear_with(const Var<T>& x, const Var<T>& w, const Var<T>& b, Epilogue e
     constexpr std::size_t kGrain = 1 << 14;  // elements per parallel chunk, at least
     if (epi != Epilogue::None)
         parallel::parallel_for(n, kGrain, [&](std::size_t i0, std::size_t i1) {
+            T* __restrict o = py;  // locals, as in the backward below
+            const T s = scale;
             if (epi == Epilogue::Relu)
-                for (std::size_t i = i0; i < i1; ++i) py[i] = py[i] > T(0) ? py[i] : T(0);
+                for (std::size_t i = i0; i < i1; ++i) o[i] = o[i] > T(0) ? o[i] : T(0);
             else
-                for (std::size_t i = i0; i < i1; ++i) py[i] = py[i] * scale;
+                for (std::size_t i = i0; i < i1; ++i) o[i] = o[i] * s;
         });
     std::vector<std::uint8_t> keep;
     if (rng) {
@@ -221,13 +223,19 @@ Var<T> linear_with(const Var<T>& x, const Var<T>& w, const Var<T>& b, Epilogue e
             const std::uint8_t* kp = keep.empty() ? nullptr : keep.data();
             if (epi != Epilogue::None)
                 parallel::parallel_for(rows * out, 1 << 14, [&](std::size_t i0, std::size_t i1) {
+                    // locals, not the closure's members: a store to g could alias those, and the loops would
+                    // re-read them at every element instead of running in vector registers
+                    T* __restrict g = gm;
+                    const T* __restrict y = yv;
+                    const std::uint8_t* __restrict k = kp;
+                    const T s = scale, ds = drop_scale;
+                    // relu's mask as T(y > 0), 1 or 0 (vectorised with -fno-trapping-math, CMakeLists.txt)
                     if (epi == Epilogue::Scale)
-                        for (std::size_t i = i0; i < i1; ++i) gm[i] = gm[i] * scale;
-                    else if (kp)  // one pass, the two products in the separate ops' order
-                        for (std::size_t i = i0; i < i1; ++i)
-                            gm[i] = (gm[i] * (T(kp[i]) * drop_scale)) * (yv[i] > T(0) ? T(1) : T(0));
+                        for (std::size_t i = i0; i < i1; ++i) g[i] = g[i] * s;
+                    else if (k)  // one pass, the two products in the separate ops' order
+                        for (std::size_t i = i0; i < i1; ++i) g[i] = (g[i] * (T(k[i]) * ds)) * T(y[i] > T(0));
                     else
-                        for (std::size_t i = i0; i < i1; ++i) gm[i] = gm[i] * (yv[i] > T(0) ? T(1) : T(0));
+                        for (std::size_t i = i0; i < i1; ++i) g[i] = g[i] * T(y[i] > T(0));
                 });
             const T* g = gm;
             if (X.requires_grad) {  // dX = G Wᵀ (assigned when X has no gradient yet)

@@ -54,6 +54,35 @@ inline V fmadd(T a, V b, V acc) {
     return r;
 }
 
+// The running sums of one register block over k: acc[r][v] += op(A)[r][p] * B[p][v-th vector], p in order.
+template <class T, int R, int NV, std::size_t VB, bool TA, class V>
+inline __attribute__((always_inline)) void sums(std::size_t k, const T* A, std::size_t lda, const T* B,
+                                                std::size_t ldb, V (&acc)[R][NV]) {
+    constexpr std::size_t L = VB / sizeof(T);
+    V c[R][NV];
+    for (int r = 0; r < R; ++r)
+        for (int v = 0; v < NV; ++v) c[r][v] = acc[r][v];
+    for (std::size_t p = 0; p < k; ++p) {
+        V b[NV];
+        for (int v = 0; v < NV; ++v) std::memcpy(&b[v], B + p * ldb + v * L, VB);
+        for (int r = 0; r < R; ++r) {
+            const T a = TA ? A[p * lda + r] : A[r * lda + p];
+            for (int v = 0; v < NV; ++v) c[r][v] = fmadd<T, VB>(a, b[v], c[r][v]);
+        }
+    }
+    for (int r = 0; r < R; ++r)
+        for (int v = 0; v < NV; ++v) acc[r][v] = c[r][v];
+}
+// The same out of line, so that only the block's registers live in its loop: inlined into the block, GCC 12 kept
+// too few registers for the accumulators and B's row, re-reading B from memory at every multiply-add (R loads of
+// it a step where one does) or spilling accumulators, and the loop waited on the load ports, not the FMA units
+// (docs/performance.md, "Register blocks on AVX2 machines").
+template <class T, int R, int NV, std::size_t VB, bool TA, class V>
+__attribute__((noinline)) void sums_apart(std::size_t k, const T* A, std::size_t lda, const T* B, std::size_t ldb,
+                                          V (&acc)[R][NV]) {
+    sums<T, R, NV, VB, TA>(k, A, lda, B, ldb, acc);
+}
+
 // C[0..R) x [0..NV * lanes) of one register block: R rows of op(A) against NV vectors of B's columns; B is
 // row-major (k, n) with row stride ldb. TA: A is stored (k, m), so row r of op(A) is column r of A.
 // Part (the products split over k, see gemm_nn): the running sums come from P (row stride ldp) when `resume`,
@@ -75,14 +104,12 @@ inline void block(std::size_t k, const T* A, std::size_t lda, const T* B, std::s
             else
                 acc[r][v] = V{};
         }
-    for (std::size_t p = 0; p < k; ++p) {
-        V b[NV];
-        for (int v = 0; v < NV; ++v) std::memcpy(&b[v], B + p * ldb + v * L, VB);
-        for (int r = 0; r < R; ++r) {
-            const T a = TA ? A[p * lda + r] : A[r * lda + p];
-            for (int v = 0; v < NV; ++v) acc[r][v] = fmadd<T, VB>(a, b[v], acc[r][v]);
-        }
-    }
+    // apart: the blocks that need most of the registers, over a k long enough to pay for the call (attention's
+    // sums are short: k = 8 at the Ruoss shape)
+    if (R * NV >= 12 && k >= 32)
+        sums_apart<T, R, NV, VB, TA>(k, A, lda, B, ldb, acc);
+    else
+        sums<T, R, NV, VB, TA>(k, A, lda, B, ldb, acc);
     if (!last) {
         for (int r = 0; r < R; ++r)
             for (int v = 0; v < NV; ++v) std::memcpy(P + r * ldp + v * L, &acc[r][v], VB);
@@ -121,11 +148,11 @@ __attribute__((noinline)) void tail_rows(std::size_t i, std::size_t m, std::size
     rows(std::integral_constant<int, 1>{});
 }
 
-// All m rows of one column panel: blocks of R = 8 rows, then the rest (tail_rows).
+// All m rows of one column panel: blocks of R rows (6 or 8), then the rest (tail_rows).
 template <class T, int R, int NV, std::size_t VB, bool TA>
 void panel(std::size_t m, std::size_t k, const T* A, std::size_t lda, const T* B, std::size_t ldb, T alpha, T beta,
            T* C, std::size_t ldc, T* P, std::size_t ldp, bool resume, bool last) {
-    static_assert(R == 8, "tail_rows sums the rows left by blocks of 8");
+    static_assert(R <= 8, "tail_rows sums at most 7 rows left by the blocks");
     std::size_t i = 0;
     for (; i + R <= m; i += R)
         block<T, R, NV, VB, TA>(k, TA ? A + i : A + i * lda, lda, B, ldb, alpha, beta, C + i * ldc, ldc,
@@ -142,10 +169,17 @@ constexpr std::size_t kVec = 64;
 constexpr std::size_t kVec = 32;
 #endif
 
-// The column panels in the order every walk takes them, from the widest down: two vector registers (16
-// accumulators with R = 8), one, then halves of one down to 16 bytes, then single columns. f(j, bytes) for the
-// panel starting at column j, bytes a std::integral_constant: its width in bytes. The widths change which
-// register holds an entry of C, never its sum (one fused multiply-add chain over k in order, whatever the CPU).
+// Rows of a register block of NV vector registers: its R x NV accumulators, the NV registers of B's row and the
+// broadcast of A's entry must fit the CPU's vector registers (16 with AVX2, 32 with AVX-512). Eight rows of two
+// 32-byte registers take 19 of AVX2's 16, and the spilled accumulators cost a load and a store at every step
+// over k; six rows take 15 (the shape of the usual AVX2 sgemm kernels, 6 x 16 floats).
+template <int NV>
+constexpr int kRows = (kVec == 32 && NV == 2) ? 6 : 8;
+
+// The column panels in the order every walk takes them, from the widest down: two vector registers (kRows<2>
+// rows), one, then halves of one down to 16 bytes, then single columns. f(j, bytes) for the panel starting at
+// column j, bytes a std::integral_constant: its width in bytes. The widths change which register holds an entry
+// of C, never its sum (one fused multiply-add chain over k in order, whatever the CPU).
 template <class T, std::size_t W = 2 * kVec, class F>
 void for_each_panel(std::size_t n, std::size_t j, F&& f) {
     if constexpr (W >= 16) {
@@ -198,8 +232,8 @@ void panels(std::size_t m, std::size_t n, std::size_t k, T alpha, const T* A, st
         constexpr std::size_t W = decltype(bytes)::value;
         constexpr int NV = W == 2 * kVec ? 2 : 1;            // vectors of the panel
         constexpr std::size_t VB = W == 2 * kVec ? kVec : W;  // bytes of each
-        panel<T, 8, NV, VB, TA>(m, k, A, lda, packed ? B + j * k : B + j, packed ? W / sizeof(T) : ldb, alpha, beta,
-                                C + j, ldc, P ? P + j : nullptr, ldp, resume, last);
+        panel<T, kRows<NV>, NV, VB, TA>(m, k, A, lda, packed ? B + j * k : B + j, packed ? W / sizeof(T) : ldb, alpha,
+                                        beta, C + j, ldc, P ? P + j : nullptr, ldp, resume, last);
     });
     if (nv < n) padded_columns<T, TA>(m, n, nv, k, alpha, A, lda, B, ldb, beta, C, ldc, packed);
 }
@@ -265,13 +299,16 @@ void gemm_nn(bool tb, std::size_t m, std::size_t n, std::size_t k, T alpha, cons
     if (!TA) {
         packed.resize(k * n);
         pack_panels(tb, n, k, B, ldb, packed.data());
-        const std::size_t mc = std::max<std::size_t>(8, kRowChunkBytes / (sizeof(T) * std::max<std::size_t>(k, 1)) / 8 * 8);
+        constexpr std::size_t rb = kRows<2>;  // whole blocks of the widest panels' rows
+        const std::size_t mc = std::max(rb, kRowChunkBytes / (sizeof(T) * std::max<std::size_t>(k, 1)) / rb * rb);
         for (std::size_t i0 = 0; i0 < m; i0 += mc)
             panels<T, false>(std::min(mc, m - i0), n, k, alpha, A + i0 * lda, lda, packed.data(), n, beta, C + i0 * ldc,
                              ldc, nullptr, 0, false, true, true);
         return;
     }
-    // TA: B's rows are read once each, in order (a weight gradient streams all the batch's tokens): no packing
+    // TA (a weight gradient Xᵀ G over all the batch's tokens): each chunk of kKc rows of op(B) is copied panel by
+    // panel, as above, so that a register block reads its panel's rows one after the other instead of one line
+    // of each of G's rows (a stride of the layer's width: a page every few rows)
     if (tb) {
         packed.resize(k * n);
         for (std::size_t j = 0; j < n; ++j)
@@ -279,16 +316,21 @@ void gemm_nn(bool tb, std::size_t m, std::size_t n, std::size_t k, T alpha, cons
         B = packed.data();
         ldb = n;
     }
+    thread_local std::vector<T> chunk;
     if (k <= 2 * kKc) {
-        panels<T, true>(m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, nullptr, 0, false, true);
+        chunk.resize(k * n);
+        pack_panels(false, n, k, B, ldb, chunk.data());
+        panels<T, true>(m, n, k, alpha, A, lda, chunk.data(), n, beta, C, ldc, nullptr, 0, false, true, true);
         return;
     }
     thread_local std::vector<T> part;
     part.resize(m * n);
+    chunk.resize(kKc * n);
     for (std::size_t p0 = 0; p0 < k; p0 += kKc) {
         const std::size_t kc = std::min(kKc, k - p0);
-        panels<T, true>(m, n, kc, alpha, A + p0 * lda, lda, B + p0 * ldb, ldb, beta, C, ldc, part.data(), n, p0 > 0,
-                        p0 + kc == k);
+        pack_panels(false, n, kc, B + p0 * ldb, ldb, chunk.data());
+        panels<T, true>(m, n, kc, alpha, A + p0 * lda, lda, chunk.data(), n, beta, C, ldc, part.data(), n, p0 > 0,
+                        p0 + kc == k, true);
     }
 }
 

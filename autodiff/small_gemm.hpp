@@ -38,7 +38,7 @@ inline bool thin_gemm_fits(bool trans_a, bool trans_b, std::size_t m, std::size_
 }
 
 // C(m,n) = alpha * op(A) * op(B) + beta * C, row-major, as blas::gemm (beta == 0: C is not read). Each entry of
-// C's register blocks (8 rows by whole vector registers) is one fused multiply-add chain over k in order, then
+// C's register blocks (6 or 8 rows by whole vector registers) is one fused multiply-add chain over k in order, then
 // alpha * sum + beta * C, however the product is split into chunks; the last rows and columns are summed in the
 // same order, fused where the compiler contracts them.
 void small_gemm(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::size_t k, float alpha, const float* a,
