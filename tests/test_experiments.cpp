@@ -293,6 +293,12 @@ TEST_CASE("run_store/a_point_two_experiments_ask_for_is_trained_once", "[e2e][ru
         auto refused_out = sh(kBin + " run " + kTiny + " results_dir=" + dir + " name=second run_store=" + store);
         CHECK(refused_out.code == 2);
         CHECK_THAT(refused_out.out, Catch::Contains("not to this point's shared run"));
+        // refused before anything is made: a store that did not exist stays so, with no run directory in it
+        const fs::path fresh = fs::path(dir) / "fresh_store";
+        auto refused_new = sh(kBin + " run " + kTiny + " results_dir=" + dir + " name=second run_store=" + fresh.string());
+        CHECK(refused_new.code == 2);
+        CHECK_THAT(refused_new.out, Catch::Contains("not to this point's shared run"));
+        CHECK_FALSE(fs::exists(fresh));
         fs::remove(link_b);
         fs::remove_all(outside);
         fs::remove_all(never);

@@ -294,6 +294,9 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
     }
     auto dataset_for = [&](const ExperimentConfig& c) { return datasets.at(data_key(c)); };
 
+    // the links to the run store checked before anything is made (a refusal leaves no directory behind)
+    const std::vector<SharedLink> links =
+        top.run_store.empty() ? std::vector<SharedLink>{} : plan_shared_links(points, exp_dir, run_dir_of, config_path);
     try {
         fs::create_directories(exp_dir / "runs");
         if (!top.run_store.empty()) fs::create_directories(top.run_store);
@@ -305,7 +308,7 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
         throw ConfigError(fmt::format("{}: results_dir: cannot create or write {} (check the path and permissions)",
                                       config_path, exp_dir.string()));
     }
-    if (!top.run_store.empty()) link_shared_runs(points, exp_dir, run_dir_of, config_path);
+    make_shared_links(links);
     if (!own) {
         // Rewritten only when the experiment's config changed: a no-op `relpos run` of a finished (and
         // committed) experiment leaves its experiment.yaml, commit line included, as it was. A run's own

@@ -127,20 +127,19 @@ std::string unfinished_run_state(const fs::path& dir) {
     return fmt::format("  [interrupted: {}; resumes from its last checkpoint]", where);
 }
 
-void link_shared_runs(const std::vector<SweepPoint>& points, const fs::path& exp_dir,
-                      const std::function<fs::path(const SweepPoint&)>& run_dir_of, const std::string& config_path) {
+std::vector<SharedLink> plan_shared_links(const std::vector<SweepPoint>& points, const fs::path& exp_dir,
+                                          const std::function<fs::path(const SweepPoint&)>& run_dir_of,
+                                          const std::string& config_path) {
+    std::vector<SharedLink> steps;
     for (const auto& p : points) {
         const fs::path link = exp_dir / "runs" / p.id, target = run_dir_of(p);
-        fs::create_directories(target);
         const fs::path rel = fs::relative(fs::absolute(target), fs::absolute(link.parent_path()));
         std::error_code ec;
-        // Replaces what is there (nothing, or an entry found to hold nothing of the user's) with the link.
-        const auto make_link = [&] {
-            fs::remove(link, ec);
-            fs::create_directory_symlink(rel, link);
-        };
         if (fs::is_symlink(link, ec)) {
-            if (fs::read_symlink(link, ec) == rel) continue;
+            if (fs::read_symlink(link, ec) == rel) {
+                steps.push_back({fs::path(), target, rel, ""});  // linked already: its run directory only
+                continue;
+            }
             // A link to a run directory that never started (no metrics.jsonl, no results.json: an earlier call
             // linked this point to its own directory, and the store now holds the same run under another stop,
             // which run_dir_of gives) holds nothing to lose: relink. So does a link to an unfinished run of the
@@ -150,12 +149,17 @@ void link_shared_runs(const std::vector<SweepPoint>& points, const fs::path& exp
             const fs::path old_target = link.parent_path() / fs::read_symlink(link, ec);
             if (!fs::exists(old_target / "results.json", ec)) {
                 const bool started = fs::exists(old_target / "metrics.jsonl", ec);
-                if (!started || fs::equivalent(old_target.parent_path(), target.parent_path(), ec)) {
-                    if (started)
-                        fmt::print(stderr, "note: {}: {} linked the unfinished run {}, of the point's config before it "
-                                           "changed; relinked to {} (that run stays in the store)\n",
-                                   config_path, link.string(), old_target.lexically_normal().string(), rel.string());
-                    make_link();
+                const fs::path a = fs::weakly_canonical(fs::absolute(old_target.parent_path()), ec),
+                               b = fs::weakly_canonical(fs::absolute(target.parent_path()), ec);
+                const bool same_store = !a.empty() && a == b;
+                if (!started || same_store) {
+                    steps.push_back({link, target, rel,
+                                     started ? fmt::format("note: {}: {} linked the unfinished run {}, of the point's "
+                                                           "config before it changed; relinked to {} (that run stays "
+                                                           "in the store)\n",
+                                                           config_path, link.string(),
+                                                           old_target.lexically_normal().string(), rel.string())
+                                             : ""});
                     continue;
                 }
             }
@@ -163,17 +167,26 @@ void link_shared_runs(const std::vector<SweepPoint>& points, const fs::path& exp
                                           "away (runs are never overwritten)",
                                           config_path, link.string(), fs::read_symlink(link, ec).string(), rel.string()));
         }
-        if (link_left_as_text(link) == rel.string()) {
-            // this very link, checked out or copied as a plain file holding its target (a checkout without
-            // symbolic links): nothing of the user's is lost by making it a link again
-            make_link();
-            continue;
-        }
-        if (fs::exists(link, ec))
+        // a plain file holding this very link's target (a checkout without symbolic links): nothing of the user's
+        // is lost by making it a link again
+        if (link_left_as_text(link) != rel.string() && fs::exists(link, ec))
             throw ConfigError(fmt::format("{}: run_store: {} already exists and is not a link to the shared run {}; "
                                           "move it away or use another experiment name (runs are never overwritten)",
                                           config_path, link.string(), rel.string()));
-        make_link();
+        steps.push_back({link, target, rel, ""});
+    }
+    return steps;
+}
+
+void make_shared_links(const std::vector<SharedLink>& links) {
+    for (const auto& s : links) {
+        fs::create_directories(s.target);
+        if (s.link.empty()) continue;
+        if (!s.note.empty()) fmt::print(stderr, "{}", s.note);
+        std::error_code ec;
+        fs::remove(s.link, ec);  // nothing, or an entry plan_shared_links found to hold nothing of the user's
+        fs::create_directories(s.link.parent_path());
+        fs::create_directory_symlink(s.rel, s.link);
     }
 }
 

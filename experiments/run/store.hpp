@@ -51,9 +51,17 @@ private:
 std::string unfinished_run_state(const std::filesystem::path& dir);
 
 // runs/<id> -> the shared run directory (a relative link, so the tree can move as a whole). An existing
-// entry must already be that link: anything else is the user's, and is never replaced.
-void link_shared_runs(const std::vector<SweepPoint>& points, const std::filesystem::path& exp_dir,
-                      const std::function<std::filesystem::path(const SweepPoint&)>& run_dir_of,
-                      const std::string& config_path);
+// entry must already be that link: anything else is the user's, and is never replaced. plan_shared_links
+// checks every point and creates nothing (a ConfigError names the first entry in the way);
+// make_shared_links then creates the run directories and the links.
+struct SharedLink {
+    std::filesystem::path link;  // empty: linked already, only the run directory to make
+    std::filesystem::path target, rel;
+    std::string note;            // said when the link is made (a relinked unfinished run)
+};
+std::vector<SharedLink> plan_shared_links(const std::vector<SweepPoint>& points, const std::filesystem::path& exp_dir,
+                                          const std::function<std::filesystem::path(const SweepPoint&)>& run_dir_of,
+                                          const std::string& config_path);
+void make_shared_links(const std::vector<SharedLink>& links);
 
 }  // namespace relpos
