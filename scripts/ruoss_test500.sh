@@ -7,7 +7,8 @@
 # the study (`name`), to results/STUDY/test_41_500.jsonl, then writes results/STUDY/test_41_500.json: per run its per-token accuracy
 # averaged over the lengths 41-500 (Ruoss et al.'s score), over 41-200 and over 201-500, the pooled per-token
 # accuracy and the exact match; per cell (the run's name without its seed) the mean and sd of each over its
-# scored runs. A scored run its study no longer names (the config amended since) stays in the .jsonl and is
+# scored runs, and under `competent` the same over those of its runs that reached their gate (their results.json's
+# competence; absent where the study gates nothing). A scored run its study no longer names (the config amended since) stays in the .jsonl and is
 # summarised under `left_out` by its run's id, in no cell. Pages read the summary by name (docs/claims.md).
 # Measured: 109 CPU-seconds a run (one thread, RoPE, 2026-11-27), 0.7 GB.
 #   scripts/ruoss_test500.sh                            # results/ruoss_table
@@ -51,6 +52,9 @@ for line in open(src, encoding="utf-8"):
     scored = {"checkpoint_step": r["checkpoint_step"], "token_accuracy@mean": mean(41, 500),
               "token_accuracy@mean_41_200": mean(41, 200), "token_accuracy@mean_201_500": mean(201, 500),
               "token_accuracy": m["token_accuracy"], "accuracy": m["accuracy"]}
+    competence = json.load(open(os.path.join(r["run"], "results.json"), encoding="utf-8")).get("competence")
+    if competence is not None:
+        scored["competent"] = bool(competence.get("reached"))
     if current.get(name) != r["run"]:
         left_out[os.path.basename(r["run"])] = dict(scored, name=name, run=r["run"])
         continue
@@ -59,13 +63,20 @@ for line in open(src, encoding="utf-8"):
     cell = re.sub(r"_seed=\d+$", "", name)
     cell = re.sub(r"_lr=[\d.e-]+", "", cell).replace("position=type-", "")
     cells.setdefault(cell, []).append(runs[name])
+KEYS = ("token_accuracy@mean", "token_accuracy@mean_41_200", "token_accuracy@mean_201_500", "accuracy")
+def stats(rs):
+    entry = {"runs": len(rs)}
+    for key in KEYS:
+        vals = [x[key] for x in rs]
+        if vals:
+            entry[key] = {"mean": round(statistics.mean(vals), 4), "max": max(vals),
+                          "std": round(statistics.stdev(vals), 4) if len(vals) > 1 else 0.0}
+    return entry
 summary = []
 for cell, rs in sorted(cells.items()):
-    entry = {"cell": cell, "runs": len(rs)}
-    for key in ("token_accuracy@mean", "token_accuracy@mean_41_200", "token_accuracy@mean_201_500", "accuracy"):
-        vals = [x[key] for x in rs]
-        entry[key] = {"mean": round(statistics.mean(vals), 4), "std": round(statistics.stdev(vals), 4) if len(vals) > 1 else 0.0,
-                      "max": max(vals)}
+    entry = dict(stats(rs), cell=cell)
+    if any("competent" in x for x in rs):
+        entry["competent"] = stats([x for x in rs if x.get("competent")])
     summary.append(entry)
 json.dump({"command": f"scripts/ruoss_test500.sh {study}", "split": "test", "test_len": [41, 500], "test_size": 920,
            "runs": runs, "cells": summary, "left_out": left_out}, open(dst, "w"), indent=1, sort_keys=True)
