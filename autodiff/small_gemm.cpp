@@ -295,7 +295,7 @@ constexpr std::size_t kKc = 256;
 template <class T, bool TA>
 void gemm_nn(bool tb, std::size_t m, std::size_t n, std::size_t k, T alpha, const T* A, std::size_t lda, const T* B,
              std::size_t ldb, T beta, T* C, std::size_t ldc) {
-    thread_local std::vector<T> packed;  // op(B): panel by panel (pack_panels), or transposed to (k, n)
+    thread_local std::vector<T> packed;  // op(B) (or a chunk of its rows) panel by panel, pack_panels
     if (!TA) {
         packed.resize(k * n);
         pack_panels(tb, n, k, B, ldb, packed.data());
@@ -307,29 +307,22 @@ void gemm_nn(bool tb, std::size_t m, std::size_t n, std::size_t k, T alpha, cons
         return;
     }
     // TA (a weight gradient Xᵀ G over all the batch's tokens): each chunk of kKc rows of op(B) is copied panel by
-    // panel, as above, so that a register block reads its panel's rows one after the other instead of one line
-    // of each of G's rows (a stride of the layer's width: a page every few rows)
-    if (tb) {
-        packed.resize(k * n);
-        for (std::size_t j = 0; j < n; ++j)
-            for (std::size_t p = 0; p < k; ++p) packed[p * n + j] = B[j * ldb + p];
-        B = packed.data();
-        ldb = n;
-    }
-    thread_local std::vector<T> chunk;
+    // panel, as above (transposed on the way when tb), so that a register block reads its panel's rows one after
+    // the other instead of one line of each of G's rows (a stride of the layer's width: a page every few rows)
+    const auto op_b_from = [&](std::size_t p0) { return tb ? B + p0 : B + p0 * ldb; };  // op(B) from its row p0
     if (k <= 2 * kKc) {
-        chunk.resize(k * n);
-        pack_panels(false, n, k, B, ldb, chunk.data());
-        panels<T, true>(m, n, k, alpha, A, lda, chunk.data(), n, beta, C, ldc, nullptr, 0, false, true, true);
+        packed.resize(k * n);
+        pack_panels(tb, n, k, B, ldb, packed.data());
+        panels<T, true>(m, n, k, alpha, A, lda, packed.data(), n, beta, C, ldc, nullptr, 0, false, true, true);
         return;
     }
     thread_local std::vector<T> part;
     part.resize(m * n);
-    chunk.resize(kKc * n);
+    packed.resize(kKc * n);
     for (std::size_t p0 = 0; p0 < k; p0 += kKc) {
         const std::size_t kc = std::min(kKc, k - p0);
-        pack_panels(false, n, kc, B + p0 * ldb, ldb, chunk.data());
-        panels<T, true>(m, n, kc, alpha, A + p0 * lda, lda, chunk.data(), n, beta, C, ldc, part.data(), n, p0 > 0,
+        pack_panels(tb, n, kc, op_b_from(p0), ldb, packed.data());
+        panels<T, true>(m, n, kc, alpha, A + p0 * lda, lda, packed.data(), n, beta, C, ldc, part.data(), n, p0 > 0,
                         p0 + kc == k, true);
     }
 }
