@@ -352,9 +352,17 @@ def core_hours(directory):
                 f"train_cpu_seconds (else train_seconds x threads) of the results.json files under {directory}/runs")
 
 
+def machine_name(machine):
+    """A results.json's machine as a reader names it: its CPU's name without trademarks or a closing "Processor"
+    ("Intel(R) Xeon(R) Processor, 2 cores, ..." -> "Intel Xeon")."""
+    name = re.sub(r"\((R|TM)\)", "", machine.split(",")[0])
+    name = re.sub(r"\s+Processor$", "", re.sub(r"\s+", " ", name).strip())
+    return name or "?"
+
+
 def machines(directory):
     """machines('results/x'): the machines its finished runs trained on, as results.json names them."""
-    names = sorted({r.get("machine", "?").split(",")[0] for r in results_of(directory)})
+    names = sorted({machine_name(r.get("machine", "?")) for r in results_of(directory)})
     return Fact(f"machines('{directory}')", " / ".join(names) or "none", f"the results.json files under {directory}/runs")
 
 
