@@ -141,13 +141,20 @@ render_pages() {  # the pages rendered from docs/pages/ brought up to the commit
   local out page
   local -a changed=()
   [ -d docs/pages ] && [ -f scripts/render_pages.py ] || return 0
-  if [ -n "$(git status --porcelain -- docs/pages)" ]; then
+  local sources=(docs/pages scripts/render_pages.py)
+  if [ -n "$(git status --porcelain -- "${sources[@]}")" ]; then
     # someone is writing a page's source: its rendering would take their half-written lines with it
-    echo "campaign: docs/pages has uncommitted edits; the rendered pages wait for them to be committed"
+    echo "campaign: docs/pages or scripts/render_pages.py has uncommitted edits; the rendered pages wait for them to be committed"
     return 0
   fi
   if ! out=$(/usr/bin/python3 scripts/render_pages.py 2>&1); then
     echo "campaign: scripts/render_pages.py failed: $(head -c 300 <<< "$out")"
+    return 0
+  fi
+  if [ -n "$(git status --porcelain -- "${sources[@]}")" ]; then
+    # a source was edited while the pages rendered: what was rendered may hold some of it; the next pass renders
+    # again once the edit is committed
+    echo "campaign: a page's source changed while the pages rendered; they wait for it to be committed"
     return 0
   fi
   while read -r page; do
