@@ -214,3 +214,78 @@ TEST_CASE("refusals/carriage-return-only and mixed line endings are named", "[da
     }
     fs::remove_all(dir);
 }
+
+// ---- `relpos run --list` refuses what `relpos run` refuses; empty patterns; eval's --out never destroys an input
+
+TEST_CASE("refusals/--list of a changed config with a finished run is refused as the run is", "[cli][errors][refusals]") {
+    const fs::path exp = trained_run().parent_path().parent_path();  // results_dir/tiny_encoder_only
+    const std::string results_dir = exp.parent_path().string();
+    const std::string before = listing(exp);
+    for (const std::string& extra : {std::string(" train.lr=0.123"), std::string(" data.task=revers"),
+                                     std::string(" eval.metrics=[bleu]")}) {
+        const std::string cmd = kBin + " run " + kEncoderOnly + " results_dir=" + results_dir + extra + " --list";
+        const Cmd r = sh(cmd);
+        INFO(cmd << "\n" << r.out);
+        CHECK(r.code == 2);
+        CHECK_THAT(r.out, Catch::Contains("error: "));
+        CHECK_THAT(r.out, !Catch::Contains("the study is complete"));
+    }
+    CHECK_THAT(sh(kBin + " run " + kEncoderOnly + " results_dir=" + results_dir + " train.lr=0.123 --list").out,
+               Catch::Contains("already finished with a different configuration"));
+    CHECK_THAT(sh(kBin + " run " + kEncoderOnly + " results_dir=" + results_dir + " data.task=revers --list").out,
+               Catch::Contains("did you mean 'reverse'"));
+    CHECK(listing(exp) == before);
+    // the same config lists its finished run, exit 0
+    const Cmd same = sh(kBin + " run " + kEncoderOnly + " results_dir=" + results_dir + " --list");
+    INFO(same.out);
+    CHECK(same.code == 0);
+    CHECK_THAT(same.out, Catch::Contains("[finished]"));
+}
+
+TEST_CASE("refusals/an empty --only or --runs pattern", "[cli][errors][refusals]") {
+    const fs::path out = scratch("only");
+    const Cmd r = sh(kBin + " run " + kEncoderOnly + " results_dir=" + out.string() + " --only ''");
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.out, Catch::Contains("--only is empty"));
+    CHECK_FALSE(fs::exists(out));
+    const Cmd e = sh(kBin + " eval --config " + kEncoderOnly + " results_dir=" + out.string() +
+                     " --split test --runs '' --out " + (out / "eval").string());
+    INFO(e.out);
+    CHECK(e.code == 2);
+    CHECK_THAT(e.out, Catch::Contains("--runs is empty"));
+    CHECK_FALSE(fs::exists(out));
+}
+
+TEST_CASE("refusals/eval --out onto its own --src, or among an experiment's runs", "[cli][errors][refusals]") {
+    const fs::path& run = trained_run();
+    const fs::path dir = scratch("evalout");
+    fs::create_directories(dir);
+    const fs::path src = dir / "src.txt", ref = dir / "ref.txt";
+    std::ofstream(src) << "4 5\n6 7\n";
+    std::ofstream(ref) << "5 4\n7 6\n";
+    for (const auto& target : {src, ref}) {
+        const std::string cmd = kBin + " eval --run " + run.string() + " --src " + src.string() + " --ref " +
+                                ref.string() + " --out " + target.string();
+        const Cmd r = sh(cmd);
+        INFO(cmd << "\n" << r.out);
+        CHECK(r.code == 2);
+        CHECK_THAT(r.out, Catch::Contains("would destroy it"));
+    }
+    std::ifstream in(src);
+    std::string first;
+    std::getline(in, first);
+    CHECK(first == "4 5");  // the input is intact
+    const fs::path exp = run.parent_path().parent_path();
+    const std::string before = listing(exp);
+    for (const auto& target : {run, run / "scores"}) {  // a finished run, or a directory inside one
+        const std::string cmd = kBin + " eval --config " + kEncoderOnly + " results_dir=" + exp.parent_path().string() +
+                                " --split test --out " + target.string();
+        const Cmd r = sh(cmd);
+        INFO(cmd << "\n" << r.out);
+        CHECK(r.code == 2);
+        CHECK_THAT(r.out, Catch::Contains("among the experiment's runs"));
+    }
+    CHECK(listing(exp) == before);
+    fs::remove_all(dir);
+}

@@ -376,6 +376,21 @@ int cmd_eval_config(const EvalArgs& a) {
     if (fs::exists(out, ec) && !fs::is_directory(out, ec))
         throw ConfigError(fmt::format("--out {}: a file; with --config it is the directory of one JSON file per run",
                                       a.out));
+    {  // never among the runs: a finished run's files are never added to or overwritten
+        const fs::path o = fs::weakly_canonical(out, ec);
+        const auto inside = [&](const fs::path& dir) {
+            const fs::path d = fs::weakly_canonical(dir, ec);
+            auto [a_end, d_end] = std::mismatch(o.begin(), o.end(), d.begin(), d.end());
+            return d_end == d.end();
+        };
+        bool in_run = false;
+        for (fs::path p = o; !p.empty() && p != p.parent_path(); p = p.parent_path())
+            if (fs::exists(p / "results.json", ec)) in_run = true;
+        if (in_run || inside(exp_dir / "runs") || (!top.run_store.empty() && inside(top.run_store)))
+            throw ConfigError(fmt::format("--out {} is among the experiment's runs, whose directories are never written "
+                                          "by eval; give a directory of its own (e.g. {})", a.out,
+                                          (exp_dir / "eval").string()));
+    }
     struct Job {
         std::string id;
         fs::path dir, file;
@@ -453,6 +468,13 @@ int cmd_eval(const EvalArgs& a) {
                           "e.g. --split test)");
     const InputForm form = parse_input_form(a.input);
     check_out_path(a.out);
+    {
+        std::error_code ec;
+        for (const auto& [flag, in] : {std::pair<const char*, const std::string&>{"--src", a.src}, {"--ref", a.ref}})
+            if (!a.out.empty() && fs::exists(a.out, ec) && fs::equivalent(a.out, in, ec))
+                throw DataError(fmt::format("--out {} is the {} file; writing the hypotheses there would destroy it: "
+                                            "give another file", a.out, flag));
+    }
     LoadedRun r = load_run(a.run_dir);
     auto src = read_lines(a.src, "--src");
     const auto ref = read_lines(a.ref, "--ref");

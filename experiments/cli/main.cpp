@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(std::size_t(1), std::size_t(4096)));
     run->add_option("--shard", shard, "run only points i, i+n, i+2n, ... (0-based i/n; e.g. a Slurm array task)");
     std::string only;
-    run->add_option("--only", only,
+    auto* only_opt = run->add_option("--only", only,
                     "run only the points whose run id matches this shell pattern, e.g. 'position=type-alibi_seed=*' or "
                     "one run's id (--list shows the ids); the ids and run names stay the whole sweep's");
     run->footer("Data-parallel: mpirun -np N relpos run CONFIG trains each run on N processes with a relpos built with "
@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
                      "results_dir/name/runs/<id>) scored with --split and the overrides, one file per run, "
                      "--out DIR/<id>.json (its JSON lines, with the run id); an existing file is kept, so it "
                      "resumes; runs not finished or without a best checkpoint on this machine are listed and skipped");
-    eval->add_option("--runs", ea.runs_glob, "with --config: only the runs whose id matches this glob, e.g. "
+    auto* runs_opt = eval->add_option("--runs", ea.runs_glob, "with --config: only the runs whose id matches this glob, e.g. "
                      "'position=type-rope_seed=*'");
     eval->add_option("--src", ea.src, "source file (plain or .gz), one sentence per line");
     eval->add_option("--ref", ea.ref, "reference file, line-aligned with --src");
@@ -200,6 +200,9 @@ int main(int argc, char** argv) {
             ro.quiet = quiet;
             ro.list_only = list_points;
             if (!shard.empty()) ro.shard = parse_shard(shard);
+            if (only_opt->count() && only.empty())
+                throw ConfigError("relpos run: --only is empty (an unset shell variable?); give a run-id pattern such as "
+                                  "'seed=1', or leave --only out to run every point");
             ro.only = only;
             if (!start_before.empty())
                 ro.start_before = parse_start_before(start_before, static_cast<std::int64_t>(std::time(nullptr)));
@@ -209,7 +212,12 @@ int main(int argc, char** argv) {
             return run_experiment(run_config, run_overrides, ro);
         }
         if (*report) return cmd_report(report_dir);
-        if (*eval) return cmd_eval(ea);
+        if (*eval) {
+            if (runs_opt->count() && ea.runs_glob.empty())
+                throw ConfigError("relpos eval: --runs is empty (an unset shell variable?); give a run-id glob such as "
+                                  "'seed=1', or leave --runs out to score every finished run");
+            return cmd_eval(ea);
+        }
         if (*tr) return cmd_translate(ta);
         if (*norm) return cmd_normalize(norm_lang, norm_task);
         if (*list) return list_keys ? cmd_list_keys() : cmd_list();

@@ -243,6 +243,8 @@ void read_train(YamlOptions& o, TrainConfig& t) {
         if (!t.target_metric.empty() && t.stop_rule == "running_best")
             st.fail("target_metric", "needs stop.rule: improvement (running_best is kept for the runs trained with it)");
         st.finish();
+    } else {
+        o.declare("stop", "map", "", "");  // named among the known keys when absent (its keys are read above)
     }
     t.valid_bleu = o.get_bool("valid_bleu", t.valid_bleu);
     omit_from_run_name_at(o, "valid_bleu", "false");
@@ -432,6 +434,8 @@ void read_report(YamlOptions& o, ReportConfig& r) {
         r.compare_dir = cmp.require_string("dir", "the results directory of the experiment to set beside this one");
         r.compare_title = cmp.get_string("title", r.compare_dir);
         cmp.finish();
+    } else {
+        o.declare("compare", "map", "", "");  // as stop and reference
     }
     r.length_buckets = o.get_int_list("length_buckets", r.length_buckets, 1, 100000);
     for (std::size_t i = 1; i < r.length_buckets.size(); ++i)

@@ -159,10 +159,14 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
     Progress progress(opt.quiet);
     // Every point's model is validated before anything is listed or run (an invalid plug-in option such
     // as k: -1 fails here, with its file and line, not when the run starts).
-    // So is what its data and evaluation need in memory (check_memory_up_front), before any is generated.
+    // So is what its data and evaluation need in memory (check_memory_up_front), before any is generated; its
+    // task against its model family and metrics (make_task builds nothing); and a run it already has against its
+    // config (a finished run of another config is refused by --list as by a run).
     for (auto& p : points) {
         build_model(p.config, 16);
         check_memory_up_front(p.config, overrides);
+        make_task(p.config);
+        check_existing_run_config(p, run_dir_of(p), is_equivalent_point(p));
     }
     // Default layout: two 1-thread runs side by side train 1.19x (sinusoidal) to 1.26x (Shaw) more tokens
     // per second than one 2-thread run on 2 cores (docs/performance.md), so by default every thread of

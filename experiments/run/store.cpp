@@ -35,14 +35,13 @@ void check_results_dir(const std::string& config_path, const fs::path& exp_dir) 
     if (::access(p.c_str(), W_OK | X_OK) != 0) fail(fmt::format("{} is not writable", p.string()));
 }
 
-void check_existing_run(const SweepPoint& p, const fs::path& run_dir, const nn::Transformer<float>& model,
-                        bool equivalent) {
+bool check_existing_run_config(const SweepPoint& p, const fs::path& run_dir, bool equivalent) {
     const ExperimentConfig& cfg = p.config;
     const std::string hash = config_hash(cfg);
     std::error_code ec;
     const fs::path results = run_dir / "results.json";
     if (fs::exists(results, ec)) {
-        if (equivalent) return;  // the caller found it the same run under another stop
+        if (equivalent) return false;  // the caller found it the same run under another stop
         std::string why;
         const std::string recorded = read_finished_run(results, &why).config_hash;
         if (recorded.empty())
@@ -55,17 +54,23 @@ void check_existing_run(const SweepPoint& p, const fs::path& run_dir, const nn::
                 "{}: run {} already finished with a different configuration; use another experiment name or move "
                 "{} away (finished runs are never overwritten)",
                 cfg.source, p.id, run_dir.string()));
-        return;
+        return false;
     }
     const std::string last = (run_dir / "checkpoints" / "last").string();
-    if (!checkpoint_exists(last) && !checkpoint_exists(last + ".old")) return;  // starts afresh
+    if (!checkpoint_exists(last) && !checkpoint_exists(last + ".old")) return false;  // starts afresh
     const TrainProgress pr = verify_checkpoint(last, {}, false);  // state.json only: the config comes first
     if (!same_run(pr.config_hash, cfg))
         throw ConfigError(fmt::format(
             "{}: run {} was started with a different configuration (its checkpoint {} has config hash {}, this config "
             "{}), and resuming would mix the two; use the settings in {}, another experiment name, or move {} away",
             cfg.source, p.id, last, pr.config_hash, hash, (run_dir / "config.yaml").string(), run_dir.string()));
-    verify_checkpoint(last, model.named_parameters(), true);
+    return true;
+}
+
+void check_existing_run(const SweepPoint& p, const fs::path& run_dir, const nn::Transformer<float>& model,
+                        bool equivalent) {
+    if (check_existing_run_config(p, run_dir, equivalent))
+        verify_checkpoint((run_dir / "checkpoints" / "last").string(), model.named_parameters(), true);
 }
 
 RunLock::RunLock(const fs::path& dir) {

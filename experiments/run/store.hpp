@@ -27,6 +27,10 @@ void check_results_dir(const std::string& config_path, const std::filesystem::pa
 // to be the same run under another stop (experiment.cpp asks, for runs in a store and outside one).
 void check_existing_run(const SweepPoint& p, const std::filesystem::path& run_dir, const nn::Transformer<float>& model,
                         bool equivalent = false);
+// The same without the model: the finished or started run's config against the point's (no data loaded, nothing
+// written; `relpos run --list` refuses what `relpos run` would). True when a checkpoint of the point's config waits to
+// be resumed (check_existing_run then checks its tensors against the model).
+bool check_existing_run_config(const SweepPoint& p, const std::filesystem::path& run_dir, bool equivalent = false);
 
 // An exclusive lock on a run directory for as long as one process trains it (released by the kernel when
 // the process ends, however it ends). A second `relpos run` of the same run skips it instead of training
