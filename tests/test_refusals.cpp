@@ -289,3 +289,11 @@ TEST_CASE("refusals/eval --out onto its own --src, or among an experiment's runs
     CHECK(listing(exp) == before);
     fs::remove_all(dir);
 }
+
+TEST_CASE("refusals/an empty or repeated list of metrics or splits", "[cli][errors][refusals]") {
+    expect_refused(kEncoderOnly, {"eval.metrics=[]"}, {"command-line override", "eval.metrics", "at least one metric"});
+    expect_refused(kEncoderOnly, {"eval.splits=[]"}, {"command-line override", "eval.splits", "at least one split"});
+    expect_refused(kEncoderOnly, {"eval.metrics=[accuracy, accuracy]"},
+                   {"eval.metrics[1]", "'accuracy' is already eval.metrics[0]"});
+    expect_refused(kEncoderOnly, {"data.test_splits=[test, test]"}, {"data.test_splits[1]", "already"});
+}

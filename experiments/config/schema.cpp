@@ -265,6 +265,8 @@ void read_eval(YamlOptions& o, EvalConfig& e, const DataConfig& d, const ModelCo
     if (const TaskDataSchema* task = task_data_schema(d.task); task && task->default_metrics.count(m.family))
         e.metrics = task->default_metrics.at(m.family);
     e.metrics = o.get_string_list("metrics", e.metrics, kMetrics);
+    if (e.metrics.empty()) o.fail("metrics", "must list at least one metric: a run scores its splits on them");
+    if (e.splits.empty()) o.fail("splits", "must list at least one split: a run is scored on them (e.g. [val, test])");
     YamlOptions per = o.section("split_metrics");
     for (const std::string& split : per.keys()) {
         if (std::find(e.splits.begin(), e.splits.end(), split) == e.splits.end()) {

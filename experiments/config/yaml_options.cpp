@@ -279,6 +279,10 @@ std::vector<std::string> YamlOptions::get_string_list(const std::string& key, co
         }
         if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), item.Scalar()) == allowed.end())
             fail_at(item, item_key, not_allowed(item.Scalar(), allowed));
+        // a name twice (a metric, a split) would be computed, written and reported twice under one name
+        if (const auto at = std::find(out.begin(), out.end(), item.Scalar()); at != out.end())
+            fail_at(item, item_key, fmt::format("'{}' is already {}[{}]; name each once", item.Scalar(), full,
+                                                at - out.begin()));
         out.push_back(item.Scalar());
     }
     return out;
