@@ -297,3 +297,8 @@ TEST_CASE("refusals/an empty or repeated list of metrics or splits", "[cli][erro
                    {"eval.metrics[1]", "'accuracy' is already eval.metrics[0]"});
     expect_refused(kEncoderOnly, {"data.test_splits=[test, test]"}, {"data.test_splits[1]", "already"});
 }
+
+TEST_CASE("refusals/a run store that is a file", "[cli][errors][refusals]") {
+    // named as run_store, before the experiment's own directory is made (it was named results_dir, after)
+    expect_refused(kEncoderOnly, {"run_store=" + kEncoderOnly}, {"run_store: cannot create", "is a file, not a directory"});
+}

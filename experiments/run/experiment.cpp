@@ -262,6 +262,7 @@ int lead_experiment(const std::string& config_path, const std::vector<std::strin
     }
 
     check_results_dir(config_path, exp_dir);
+    if (!top.run_store.empty()) check_results_dir(config_path, top.run_store, "run_store");
 
     // Data-dependent checks (learned-position limits) and the state of existing runs, before anything
     // is written for the runs. Data messages are held back so that an error prints one line.

@@ -23,13 +23,13 @@ namespace relpos {
 
 namespace fs = std::filesystem;
 
-void check_results_dir(const std::string& config_path, const fs::path& exp_dir) {
+void check_results_dir(const std::string& config_path, const fs::path& exp_dir, const std::string& key) {
     std::error_code ec;
     fs::path p = exp_dir;
     while (!p.empty() && !fs::exists(p, ec)) p = p.parent_path();
     if (p.empty()) p = ".";
     const auto fail = [&](const std::string& why) {
-        throw ConfigError(fmt::format("{}: results_dir: cannot create {}: {}", config_path, exp_dir.string(), why));
+        throw ConfigError(fmt::format("{}: {}: cannot create {}: {}", config_path, key, exp_dir.string(), why));
     };
     if (!fs::is_directory(p, ec)) fail(fmt::format("{} is a file, not a directory", p.string()));
     if (::access(p.c_str(), W_OK | X_OK) != 0) fail(fmt::format("{} is not writable", p.string()));

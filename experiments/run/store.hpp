@@ -16,9 +16,10 @@
 
 namespace relpos {
 
-// Nothing can be created under a results_dir that runs through a regular file or an unwritable
-// directory: found before the data is loaded (root ignores permissions, not file types).
-void check_results_dir(const std::string& config_path, const std::filesystem::path& exp_dir);
+// Nothing can be created under a results_dir (or a run_store: `key`) that runs through a regular file or an
+// unwritable directory: found before the data is loaded (root ignores permissions, not file types).
+void check_results_dir(const std::string& config_path, const std::filesystem::path& exp_dir,
+                       const std::string& key = "results_dir");
 
 
 // The run directory a point already has, checked before anything is printed or written: a finished
