@@ -302,3 +302,8 @@ TEST_CASE("refusals/a run store that is a file", "[cli][errors][refusals]") {
     // named as run_store, before the experiment's own directory is made (it was named results_dir, after)
     expect_refused(kEncoderOnly, {"run_store=" + kEncoderOnly}, {"run_store: cannot create", "is a file, not a directory"});
 }
+
+TEST_CASE("refusals/an unknown task is named at its line or override", "[cli][errors][refusals]") {
+    expect_refused(kEncoderOnly, {"data.task=revers"},
+                   {"command-line override 'data.task=revers'", "not a registered task", "did you mean 'reverse'"});
+}

@@ -126,7 +126,12 @@ void read_lm(YamlOptions o, LanguageModelConfig& l) {
 void read_data(YamlOptions& o, DataConfig& d) {
     d.task = o.get_string("task", d.task);
     if (d.task.empty()) o.fail("task", "must name a registered task (relpos list shows them)");
-    const TaskDataSchema* task = task_data_schema(d.task);  // nullptr: unknown, reported by make_task
+    const TaskDataSchema* task = task_data_schema(d.task);  // nullptr: unknown
+    if (const auto names = task_names(); !task && !names.empty()) {  // at its line (or override), as any value
+        const auto s = nn::did_you_mean(d.task, names);
+        o.fail("task", fmt::format("'{}' is not a registered task{}; registered: {}", d.task,
+                                   s ? fmt::format(" (did you mean '{}'?)", *s) : "", join(names)));
+    }
     if (task && !task->dir.empty()) d.dir = task->dir;        // the task's own default
     d.dir = o.get_string("dir", d.dir);
     d.src = o.get_string("src", d.src, kLanguages);

@@ -15,6 +15,8 @@ const TaskDataSchema* task_data_schema(const std::string& task) {
     return g_lookup.find ? g_lookup.find(task) : nullptr;
 }
 
+std::vector<std::string> task_names() { return g_lookup.names ? g_lookup.names() : std::vector<std::string>{}; }
+
 std::string default_task() { return g_lookup.default_task ? g_lookup.default_task() : std::string(); }
 
 std::string default_data_dir() {

@@ -28,6 +28,7 @@ struct TaskDataSchema {
 struct TaskSchemaLookup {
     const TaskDataSchema* (*find)(const std::string& task) = nullptr;  // nullptr: not a registered task
     std::string (*default_task)() = nullptr;                          // data.task when a config gives none
+    std::vector<std::string> (*names)() = nullptr;                     // every registered task, in order
 };
 
 // Called once by the tasks room, before main (a static initializer in experiments/tasks/registry.cpp).
@@ -35,6 +36,8 @@ void install_task_schemas(TaskSchemaLookup lookup);
 
 // The schema of a registered task, or nullptr (an unknown name; make_task reports it).
 const TaskDataSchema* task_data_schema(const std::string& task);
+// Every registered task's name (empty when no tasks room is linked in).
+std::vector<std::string> task_names();
 // The task a config without data.task trains, and its data directory.
 std::string default_task();
 std::string default_data_dir();

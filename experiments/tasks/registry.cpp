@@ -34,8 +34,9 @@ const TaskDataSchema* find_schema(const std::string& task) {
 // The config layer asks the tasks through this lookup (experiments/config/task_schema.hpp): installed before
 // main, so that a config is read with its task's defaults.
 std::string first_task() { return task_registry().entries().front().name; }
+std::vector<std::string> all_tasks() { return task_registry().names(); }
 [[maybe_unused]] const bool g_installed = [] {
-    install_task_schemas({&find_schema, &first_task});
+    install_task_schemas({&find_schema, &first_task, &all_tasks});
     return true;
 }();
 }  // namespace
