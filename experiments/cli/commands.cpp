@@ -380,8 +380,7 @@ int cmd_eval_config(const EvalArgs& a) {
         const fs::path o = fs::weakly_canonical(out, ec);
         const auto inside = [&](const fs::path& dir) {
             const fs::path d = fs::weakly_canonical(dir, ec);
-            auto [a_end, d_end] = std::mismatch(o.begin(), o.end(), d.begin(), d.end());
-            return d_end == d.end();
+            return std::mismatch(o.begin(), o.end(), d.begin(), d.end()).second == d.end();  // d is a prefix of o
         };
         bool in_run = false;
         for (fs::path p = o; !p.empty() && p != p.parent_path(); p = p.parent_path())

@@ -34,7 +34,7 @@ struct TaskSchemaLookup {
 // Called once by the tasks room, before main (a static initializer in experiments/tasks/registry.cpp).
 void install_task_schemas(TaskSchemaLookup lookup);
 
-// The schema of a registered task, or nullptr (an unknown name; make_task reports it).
+// The schema of a registered task, or nullptr (an unknown name; read_data refuses it at its line).
 const TaskDataSchema* task_data_schema(const std::string& task);
 // Every registered task's name (empty when no tasks room is linked in).
 std::vector<std::string> task_names();
