@@ -327,10 +327,143 @@ void gemm_nn(bool tb, std::size_t m, std::size_t n, std::size_t k, T alpha, cons
     }
 }
 
+// Attention's tile products at heads of eight floats (the Ruoss encoder's 8 heads of 8), in kernels shaped for
+// them: one of each product's sizes is a single 32-byte register. Through gemm_nn they ran at about half the
+// rate of its large blocks: B copied at every call where one panel reads it as well in place, and k = 8 sums
+// behind the blocks' set-up. Each entry is still one fused multiply-add chain over k in order, from zero, then
+// alpha * sum (skipped at alpha = 1, an exact product) and beta * C: the numbers of gemm_nn, bit for bit.
+#if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__)
+constexpr bool kHeadKernels = true;
+
+// The scaled sum into C: alpha * acc + beta * C, as block() writes it. Masked: the first `cols` lanes only.
+template <bool Masked, bool Plain>
+inline void put8(float* c, __m256 acc, float alpha, float beta, __m256i mask = _mm256_setzero_si256()) {
+    if (Plain) {  // alpha 1, beta 0
+        if (Masked)
+            _mm256_maskstore_ps(c, mask, acc);
+        else
+            _mm256_storeu_ps(c, acc);
+        return;
+    }
+    __m256 out = alpha == 1.f ? acc : _mm256_mul_ps(_mm256_set1_ps(alpha), acc);
+    if (beta != 0.f) {
+        const __m256 old = Masked ? _mm256_maskload_ps(c, mask) : _mm256_loadu_ps(c);
+        out = _mm256_fmadd_ps(_mm256_set1_ps(beta), old, out);
+    }
+    if (Masked)
+        _mm256_maskstore_ps(c, mask, out);
+    else
+        _mm256_storeu_ps(c, out);
+}
+
+// C (m x 8) = alpha * op(A) (m x k) * B (k x 8, row stride ldb) + beta * C: attention's weights times v and the
+// gradients of q, k and v. R rows of C at a time, B's row loaded once per step over k and read where it is.
+template <int R, bool TA>
+inline __attribute__((always_inline)) void rows_x8(std::size_t k, const float* A, std::size_t lda, const float* B,
+                                                   std::size_t ldb, float alpha, float beta, float* C, std::size_t ldc) {
+    __m256 acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
+    for (std::size_t p = 0; p < k; ++p) {
+        const __m256 b = _mm256_loadu_ps(B + p * ldb);
+        for (int r = 0; r < R; ++r)
+            acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(TA ? A[p * lda + r] : A[r * lda + p]), b, acc[r]);
+    }
+    for (int r = 0; r < R; ++r) put8<false, false>(C + r * ldc, acc[r], alpha, beta);
+}
+template <bool TA>
+__attribute__((noinline)) void head_columns(std::size_t m, std::size_t k, float alpha, const float* A, std::size_t lda,
+                                            const float* B, std::size_t ldb, float beta, float* C, std::size_t ldc) {
+    const auto at = [&](std::size_t i) { return TA ? A + i : A + i * lda; };
+    std::size_t i = 0;
+    for (; i + 8 <= m; i += 8) rows_x8<8, TA>(k, at(i), lda, B, ldb, alpha, beta, C + i * ldc, ldc);
+    if (i + 4 <= m) rows_x8<4, TA>(k, at(i), lda, B, ldb, alpha, beta, C + i * ldc, ldc), i += 4;
+    if (i + 2 <= m) rows_x8<2, TA>(k, at(i), lda, B, ldb, alpha, beta, C + i * ldc, ldc), i += 2;
+    if (i < m) rows_x8<1, TA>(k, at(i), lda, B, ldb, alpha, beta, C + i * ldc, ldc);
+}
+
+// C (m x n) = alpha * A (m x 8) * op(B) (8 x n) + beta * C: the scores q kᵀ and their gradient g vᵀ. op(B) is
+// copied once into eight rows of n rounded up to whole registers (transposed in registers when B is stored
+// (n, 8), zeros past n); then R rows by NV registers of C at a time, the eight steps over k unrolled; the last
+// columns short of a register are written through a mask.
+template <int R, int NV, bool Masked, bool Plain>
+inline __attribute__((always_inline)) void rows_k8(const float* A, std::size_t lda, const float* Bp, std::size_t ldp,
+                                                   float alpha, float beta, float* C, std::size_t ldc, __m256i mask) {
+    __m256 acc[R][NV];
+    for (int r = 0; r < R; ++r)
+        for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_setzero_ps();
+    for (int p = 0; p < 8; ++p) {
+        __m256 b[NV];
+        for (int v = 0; v < NV; ++v) b[v] = _mm256_loadu_ps(Bp + p * ldp + 8 * v);
+        for (int r = 0; r < R; ++r) {
+            const __m256 a = _mm256_set1_ps(A[r * lda + p]);
+            for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_fmadd_ps(a, b[v], acc[r][v]);
+        }
+    }
+    for (int r = 0; r < R; ++r)
+        for (int v = 0; v < NV; ++v) put8<Masked, Plain>(C + r * ldc + 8 * v, acc[r][v], alpha, beta, mask);
+}
+template <int R, int NV, bool Masked, bool Plain>
+inline void column_k8(std::size_t m, const float* A, std::size_t lda, const float* Bp, std::size_t ldp, float alpha,
+                      float beta, float* C, std::size_t ldc, __m256i mask = _mm256_setzero_si256()) {
+    std::size_t i = 0;
+    for (; i + R <= m; i += R) rows_k8<R, NV, Masked, Plain>(A + i * lda, lda, Bp, ldp, alpha, beta, C + i * ldc, ldc, mask);
+    if constexpr (R > 4)
+        if (i + 4 <= m) rows_k8<4, NV, Masked, Plain>(A + i * lda, lda, Bp, ldp, alpha, beta, C + i * ldc, ldc, mask), i += 4;
+    if (i + 2 <= m) rows_k8<2, NV, Masked, Plain>(A + i * lda, lda, Bp, ldp, alpha, beta, C + i * ldc, ldc, mask), i += 2;
+    if (i < m) rows_k8<1, NV, Masked, Plain>(A + i * lda, lda, Bp, ldp, alpha, beta, C + i * ldc, ldc, mask);
+}
+template <bool Plain>
+void inner8_columns(std::size_t m, std::size_t n, std::size_t np, const float* A, std::size_t lda, const float* Bp,
+                    float alpha, float beta, float* C, std::size_t ldc) {
+    std::size_t j = 0;
+    for (; j + 16 <= n; j += 16) column_k8<6, 2, false, Plain>(m, A, lda, Bp + j, np, alpha, beta, C + j, ldc);
+    if (j + 8 <= n) column_k8<8, 1, false, Plain>(m, A, lda, Bp + j, np, alpha, beta, C + j, ldc), j += 8;
+    if (j < n) {
+        alignas(32) int lanes[8];
+        for (int c = 0; c < 8; ++c) lanes[c] = j + c < n ? -1 : 0;
+        column_k8<8, 1, true, Plain>(m, A, lda, Bp + j, np, alpha, beta, C + j, ldc,
+                                     _mm256_load_si256(reinterpret_cast<const __m256i*>(lanes)));
+    }
+}
+__attribute__((noinline)) void inner8(bool tb, std::size_t m, std::size_t n, float alpha, const float* A,
+                                      std::size_t lda, const float* B, std::size_t ldb, float beta, float* C,
+                                      std::size_t ldc) {
+    const std::size_t np = (n + 7) / 8 * 8;
+    thread_local std::vector<float> bp;
+    bp.resize(8 * np);
+    std::size_t j = 0;
+    if (tb)
+        for (; j + 8 <= n; j += 8) transpose8x8(B + j * ldb, ldb, bp.data() + j, np);
+    for (std::size_t p = 0; p < 8; ++p)
+        for (std::size_t c = j; c < np; ++c) bp[p * np + c] = c >= n ? 0.f : tb ? B[c * ldb + p] : B[p * ldb + c];
+    if (alpha == 1.f && beta == 0.f)
+        inner8_columns<true>(m, n, np, A, lda, bp.data(), alpha, beta, C, ldc);
+    else
+        inner8_columns<false>(m, n, np, A, lda, bp.data(), alpha, beta, C, ldc);
+}
+#else
+constexpr bool kHeadKernels = false;
+#endif
+
 template <class T>
 void small(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, T alpha, const T* A, std::size_t lda,
            const T* B, std::size_t ldb, T beta, T* C, std::size_t ldc) {
     if (m == 0 || n == 0) return;
+#if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__)
+    if constexpr (std::is_same_v<T, float>) {
+        if (n == 8 && !tb && (!ta || k <= 2 * kKc)) {
+            if (ta)
+                head_columns<true>(m, k, alpha, A, lda, B, ldb, beta, C, ldc);
+            else
+                head_columns<false>(m, k, alpha, A, lda, B, ldb, beta, C, ldc);
+            return;
+        }
+        if (k == 8 && !ta && kVec == 32 && m <= 256) {  // a tile's rows (a linear layer's stay with gemm_nn)
+            inner8(tb, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
+            return;
+        }
+    }
+#endif
     if (ta)
         gemm_nn<T, true>(tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     else

@@ -25,7 +25,10 @@ void check_small_gemm(double tol) {
                            // row chunks (float: 32 rows of k 64) and every panel width (61 = 32 + 16 + 8 + 4 + 1)
                            {100, 61, 64}, {70, 20, 40},
                            // k chunks of 256 with a tail (transposed A: a weight gradient over 777 tokens)
-                           {20, 61, 777}}) {
+                           {20, 61, 777},
+                           // heads of 8 (head_columns, inner8): rows in every block and tail, columns short of a
+                           // register, a long k through gemm_nn
+                           {41, 41, 8}, {15, 8, 70}, {7, 8, 600}, {3, 25, 8}, {300, 24, 8}}) {
         for (bool ta : {false, true})
             for (bool tb : {false, true})
                 for (auto [alpha, beta] : {std::pair<double, double>{1, 0}, {1, 1}, {0.5, -2}}) {
@@ -85,23 +88,29 @@ TEST_CASE("blas/small_gemm_sums_each_entry_as_one_fused_chain_over_k", "[blas]")
     Rng rng(5);
     for (auto [ta, tb, m, n, k] : {std::tuple<bool, bool, std::size_t, std::size_t, std::size_t>{true, false, 20, 61, 777},
                                    {true, false, 64, 192, 4096}, {false, false, 100, 61, 64}, {false, true, 70, 20, 300},
-                                   {false, false, 3, 61, 7}, {true, true, 20, 61, 33}}) {
+                                   {false, false, 3, 61, 7}, {true, true, 20, 61, 33},
+                                   // heads of 8: k = 8 with columns short of a register, n = 8 with row tails
+                                   {false, true, 41, 41, 8}, {false, false, 19, 24, 8}, {true, false, 15, 8, 70},
+                                   {false, false, 15, 8, 70}}) {
         const std::size_t lda = ta ? m : k, ldb = tb ? k : n;
         std::vector<float> A((ta ? k : m) * lda), B((tb ? n : k) * ldb), C(m * n);
         for (auto& v : A) v = float(rng.normal());
         for (auto& v : B) v = float(rng.normal());
         for (auto& v : C) v = float(rng.normal());
         const std::vector<float> C0 = C;
-        const float alpha = 0.75f, beta = -1.5f;
-        blas::small_gemm(ta, tb, m, n, k, alpha, A.data(), lda, B.data(), ldb, beta, C.data(), n);
-        for (std::size_t i = 0; i < m; ++i)
-            for (std::size_t j = 0; j < n; ++j) {
-                float s = 0;
-                for (std::size_t p = 0; p < k; ++p)
-                    s = std::fma(ta ? A[p * lda + i] : A[i * lda + p], tb ? B[j * ldb + p] : B[p * ldb + j], s);
-                const float want = std::fma(beta, C0[i * n + j], alpha * s);
-                INFO("ta=" << ta << " tb=" << tb << " (" << m << ", " << n << ", " << k << ") at (" << i << ", " << j << ")");
-                REQUIRE(C[i * n + j] == want);
-            }
+        for (auto [alpha, beta] : {std::pair<float, float>{0.75f, -1.5f}, {1.f, 0.f}}) {
+            C = C0;
+            blas::small_gemm(ta, tb, m, n, k, alpha, A.data(), lda, B.data(), ldb, beta, C.data(), n);
+            for (std::size_t i = 0; i < m; ++i)
+                for (std::size_t j = 0; j < n; ++j) {
+                    float s = 0;
+                    for (std::size_t p = 0; p < k; ++p)
+                        s = std::fma(ta ? A[p * lda + i] : A[i * lda + p], tb ? B[j * ldb + p] : B[p * ldb + j], s);
+                    const float want = beta == 0.f ? alpha * s : std::fma(beta, C0[i * n + j], alpha * s);
+                    INFO("ta=" << ta << " tb=" << tb << " (" << m << ", " << n << ", " << k << ") alpha=" << alpha
+                               << " at (" << i << ", " << j << ")");
+                    REQUIRE(C[i * n + j] == want);
+                }
+        }
     }
 }
