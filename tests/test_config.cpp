@@ -104,7 +104,6 @@ TEST_CASE("config/full_file", "[config]") {
     const ExperimentConfig c = load_config(fixture("full.yaml"));
     CHECK(c.name == "full.example-1");
     CHECK(c.data.src == "en");
-    CHECK(c.data.synthetic.train_len.max == 9);
     CHECK(c.model.norm == "pre");
     REQUIRE(c.model.position.size() == 2);
     CHECK(c.model.position[1].type == "shaw");
@@ -173,6 +172,19 @@ TEST_CASE("config/heads_divide_d_model", "[config]") {
           "(100 % 8 = 4)");
 }
 
+TEST_CASE("config/data.synthetic is read by the tasks that generate their data, refused for the others", "[config]") {
+    // full.yaml is a multi30k config: its data.synthetic would change nothing
+    CHECK(has(config_error([] { load_config(fixture("full.yaml"), {"data.synthetic.train_len=[3, 9]"}); }),
+              "command-line override 'data.synthetic.train_len=[3, 9]': data.synthetic.train_len: task 'multi30k' does "
+              "not read it"));
+    const ExperimentConfig c = load_config(fixture("minimal.yaml"), {"data.synthetic.train_len=[3, 9]", "data.synthetic.n_symbols=12"});
+    CHECK(c.data.synthetic.train_len.max == 9);
+    CHECK(c.data.synthetic.n_symbols == 12);
+    const TempDir dir;
+    const ExperimentConfig back = load_config(write_file(dir, "resolved.yaml", to_yaml(c)));
+    CHECK(to_yaml(back) == to_yaml(c));
+}
+
 TEST_CASE("config/missing_data_dir", "[config]") {
     const std::string msg = config_error([] { load_config(fixture("missing_data_dir.yaml")); });
     CHECK(has(msg, "tests/fixtures/configs/missing_data_dir.yaml:4:8: data.dir: directory 'tests/fixtures/no_such_dir' "
@@ -181,8 +193,9 @@ TEST_CASE("config/missing_data_dir", "[config]") {
     LoadFlags flags;
     flags.check_paths = false;
     CHECK_NOTHROW(load_config(fixture("missing_data_dir.yaml"), {}, flags));
-    // Synthetic tasks need no directory.
-    CHECK_NOTHROW(load_config(fixture("missing_data_dir.yaml"), {"data.task=copy"}));
+    // A task that reads no files does not read data.dir either: one set away from its default is refused as such.
+    CHECK(has(config_error([] { load_config(fixture("missing_data_dir.yaml"), {"data.task=copy"}); }),
+              "missing_data_dir.yaml:4:8: data.dir: task 'copy' does not read it"));
 }
 
 TEST_CASE("config/yaml_syntax_error", "[config]") {
@@ -552,7 +565,7 @@ TEST_CASE("config/eval.split_metrics: read, written back, and refused in one sen
 TEST_CASE("config/report.metrics: a language model's loss_pos<N>@<p> needs loss_by_position and N among the windows",
           "[config]") {
     const std::string path = fixture("minimal.yaml");
-    const std::vector<std::string> lm = {"eval.splits=[val, test]", "eval.metrics=[ppl, loss_by_position]",
+    const std::vector<std::string> lm = {"data.task=brown", "data.dir=tests/fixtures", "eval.splits=[val, test]", "eval.metrics=[ppl, loss_by_position]",
                                          "data.lm.eval_lengths=[64, 256]"};
     auto with = [&](std::vector<std::string> o, const std::string& extra) {
         o.push_back(extra);
@@ -562,8 +575,8 @@ TEST_CASE("config/report.metrics: a language model's loss_pos<N>@<p> needs loss_
     CHECK(has(config_error([&] { load_config(path, with(lm, "report.metrics=[test.loss_pos128@0]")); }),
               "report.metrics: 'test.loss_pos128@0': windows of 128 tokens are not among data.lm.eval_lengths (64, 256)"));
     CHECK(has(config_error([&] {
-              load_config(path, {"eval.splits=[val, test]", "eval.metrics=[ppl]", "data.lm.eval_lengths=[64, 256]",
-                                 "report.metrics=[test.loss_pos64@0]"});
+              load_config(path, {"data.task=brown", "data.dir=tests/fixtures", "eval.splits=[val, test]", "eval.metrics=[ppl]",
+                                 "data.lm.eval_lengths=[64, 256]", "report.metrics=[test.loss_pos64@0]"});
           }),
               "report.metrics: 'test.loss_pos64@0' names metric 'loss_by_position', which eval.metrics (ppl) does not compute"));
 }

@@ -10,6 +10,7 @@
 #include <regex>
 #include <sstream>
 
+#include "experiments/config/task_schema.hpp"
 #include "experiments/data/corpus.hpp"
 #include "tests/cli_helpers.hpp"
 
@@ -306,4 +307,32 @@ TEST_CASE("refusals/a run store that is a file", "[cli][errors][refusals]") {
 TEST_CASE("refusals/an unknown task is named at its line or override", "[cli][errors][refusals]") {
     expect_refused(kEncoderOnly, {"data.task=revers"},
                    {"command-line override 'data.task=revers'", "not a registered task", "did you mean 'reverse'"});
+}
+
+TEST_CASE("refusals/a data key the task does not read", "[cli][errors][refusals]") {
+    // data.lm is read by language models only, data.dir by the tasks that read files: set on a synthetic task
+    // they changed nothing, silently
+    expect_refused(kEncoderOnly, {"data.lm.context=128"},
+                   {"data.lm.context: task 'reverse' does not read it", "synthetic.n_symbols", "relpos list"});
+    expect_refused(kEncoderOnly, {"data.dir=data/elsewhere"}, {"data.dir: task 'reverse' does not read it"});
+    // and data.synthetic on the language model, named at its line in the file
+    const fs::path dir = scratch("unread-key");
+    fs::create_directories(dir);
+    const fs::path cfg = dir / "lm.yaml";
+    std::ofstream(cfg) << "name: lm_unread\ndata:\n  task: brown\n  synthetic: {n_symbols: 4}\n"
+                          "model: {family: decoder_only, d_model: 16, heads: 2, d_ff: 32, decoder_layers: 1}\n";
+    expect_refused(cfg.string(), {"data.dir=" + dir.string()},
+                   {"lm.yaml:4:", "data.synthetic.n_symbols: task 'brown' does not read it", "lm.context"});
+    fs::remove_all(dir);
+}
+
+TEST_CASE("refusals/keys a task does not read pass at their defaults (written-out run configs have them)",
+          "[cli][refusals]") {
+    const fs::path out = scratch("unread-default");
+    const Cmd r = sh(kBin + " run " + kEncoderOnly + " --list results_dir=" + out.string() +
+                     " data.lm.context=64 data.dir=" + relpos::default_data_dir());
+    REQUIRE_FALSE(relpos::default_data_dir().empty());
+    INFO(r.out);
+    CHECK(r.code == 0);
+    fs::remove_all(out);
 }

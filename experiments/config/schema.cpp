@@ -123,6 +123,37 @@ void read_lm(YamlOptions o, LanguageModelConfig& l) {
     o.finish();
 }
 
+// A key of data.dir, data.lm or data.synthetic that the task does not read (its registry entry's options), set
+// away from its default, is refused at its line: a config would otherwise train as if it had been read. At
+// their defaults such keys pass, as every written-out config has them (experiments/config/write.cpp).
+void refuse_unread_keys(YamlOptions& o, const DataConfig& d) {
+    const std::vector<std::string> keys = task_data_keys(d.task);
+    if (task_names().empty()) return;  // no tasks room linked in: nothing to check against
+    const auto reads = [&](const std::string& k) { return std::find(keys.begin(), keys.end(), k) != keys.end(); };
+    const auto what = [&] {
+        return fmt::format("task '{}' does not read it (the data keys it reads: {}; `relpos list` shows every task's)",
+                           d.task, keys.empty() ? std::string("none") : join(keys));
+    };
+    if (o.has("dir") && !reads("dir") && d.dir != default_data_dir()) o.fail("dir", what());
+    const auto check = [&](const char* section, const std::vector<std::pair<const char*, bool>>& fields) {
+        if (!o.has(section)) return;
+        YamlOptions sec = o.section(section);
+        for (const auto& [key, differs] : fields)
+            if (differs && sec.has(key) && !reads(std::string(section) + "." + key)) sec.fail(key, what());
+    };
+    const SyntheticConfig s0;
+    const auto& s = d.synthetic;
+    const auto range_differs = [](const LengthRange& a, const LengthRange& b) { return a.min != b.min || a.max != b.max; };
+    check("synthetic", {{"n_symbols", s.n_symbols != s0.n_symbols}, {"train_size", s.train_size != s0.train_size},
+                        {"valid_size", s.valid_size != s0.valid_size}, {"test_size", s.test_size != s0.test_size},
+                        {"train_len", range_differs(s.train_len, s0.train_len)},
+                        {"test_len", range_differs(s.test_len, s0.test_len)}});
+    const LanguageModelConfig l0;
+    const auto& l = d.lm;
+    check("lm", {{"context", l.context != l0.context}, {"eval_lengths", l.eval_lengths != l0.eval_lengths},
+                 {"stride", l.stride != l0.stride}, {"max_eval_tokens", l.max_eval_tokens != l0.max_eval_tokens}});
+}
+
 void read_data(YamlOptions& o, DataConfig& d) {
     d.task = o.get_string("task", d.task);
     if (d.task.empty()) o.fail("task", "must name a registered task (relpos list shows them)");
@@ -150,6 +181,7 @@ void read_data(YamlOptions& o, DataConfig& d) {
         if (s.empty()) o.fail("test_splits", "must not contain an empty split name");
     read_synthetic(o.section("synthetic"), d.synthetic);
     read_lm(o.section("lm"), d.lm);
+    refuse_unread_keys(o, d);
     o.finish();
 }
 

@@ -17,6 +17,10 @@ const TaskDataSchema* task_data_schema(const std::string& task) {
 
 std::vector<std::string> task_names() { return g_lookup.names ? g_lookup.names() : std::vector<std::string>{}; }
 
+std::vector<std::string> task_data_keys(const std::string& task) {
+    return g_lookup.data_keys ? g_lookup.data_keys(task) : std::vector<std::string>{};
+}
+
 std::string default_task() { return g_lookup.default_task ? g_lookup.default_task() : std::string(); }
 
 std::string default_data_dir() {

@@ -29,6 +29,10 @@ struct TaskSchemaLookup {
     const TaskDataSchema* (*find)(const std::string& task) = nullptr;  // nullptr: not a registered task
     std::string (*default_task)() = nullptr;                          // data.task when a config gives none
     std::vector<std::string> (*names)() = nullptr;                     // every registered task, in order
+    // The data.* keys a task reads, as its registry entry lists them for `relpos list` (TaskEntry::options:
+    // "dir", "lm.context", "synthetic.n_symbols", ...); read_data refuses the others of data.dir, data.lm and
+    // data.synthetic when a config sets them.
+    std::vector<std::string> (*data_keys)(const std::string& task) = nullptr;
 };
 
 // Called once by the tasks room, before main (a static initializer in experiments/tasks/registry.cpp).
@@ -43,6 +47,8 @@ std::string default_task();
 std::string default_data_dir();
 // data.test_splits when a config of `task` gives none.
 std::vector<std::string> default_test_splits(const std::string& task);
+// The data.* keys `task` reads (TaskSchemaLookup::data_keys); empty when no tasks room is linked in.
+std::vector<std::string> task_data_keys(const std::string& task);
 // Whether data.<section> names the runs of `task` (TaskDataSchema::named_sections).
 bool task_names_runs_by(const std::string& task, const std::string& section);
 

@@ -35,8 +35,24 @@ const TaskDataSchema* find_schema(const std::string& task) {
 // main, so that a config is read with its task's defaults.
 std::string first_task() { return task_registry().entries().front().name; }
 std::vector<std::string> all_tasks() { return task_registry().names(); }
+// Each option's key, "src, tgt" as two.
+std::vector<std::string> data_keys(const std::string& task) {
+    std::vector<std::string> keys;
+    if (const TaskEntry* e = task_registry().find(task))
+        for (const auto& o : e->options)
+            for (std::size_t b = 0; b < o.key.size();) {
+                std::size_t end = o.key.find(',', b);
+                if (end == std::string::npos) end = o.key.size();
+                std::string k = o.key.substr(b, end - b);
+                k.erase(0, k.find_first_not_of(' '));
+                k.erase(k.find_last_not_of(' ') + 1);
+                if (!k.empty()) keys.push_back(k);
+                b = end + 1;
+            }
+    return keys;
+}
 [[maybe_unused]] const bool g_installed = [] {
-    install_task_schemas({&find_schema, &first_task, &all_tasks});
+    install_task_schemas({&find_schema, &first_task, &all_tasks, &data_keys});
     return true;
 }();
 }  // namespace

@@ -12,13 +12,16 @@ namespace {
 
 std::string range_text(const LengthRange& r) { return "[" + std::to_string(r.min) + ", " + std::to_string(r.max) + "]"; }
 
-// The generator's own knobs; sizes and seeds come from the config (data.synthetic.*).
+// The data.synthetic keys these tasks read (read_data refuses the others where a config sets them).
 std::vector<TaskOption> common_options() {
     return {
         {"n_symbols", "int", std::to_string(SYNTHETIC_DEFAULT_SYMBOLS), "distinct symbols (ids 4 .. 3 + n_symbols), >= 2"},
         {"train_len", "[min, max]", range_text(SyntheticConfig{}.train_len), "source lengths of training examples, 1 <= min <= max"},
         {"test_len", "[min, max]", range_text(SyntheticConfig{}.test_len),
          "source lengths of test examples (longer, for length generalization)"},
+        {"train_size", "int", std::to_string(SyntheticConfig{}.train_size), "training examples"},
+        {"valid_size", "int", std::to_string(SyntheticConfig{}.valid_size), "validation examples (lengths of train_len)"},
+        {"test_size", "int", std::to_string(SyntheticConfig{}.test_size), "test examples"},
     };
 }
 
