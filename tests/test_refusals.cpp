@@ -336,3 +336,9 @@ TEST_CASE("refusals/keys a task does not read pass at their defaults (written-ou
     CHECK(r.code == 0);
     fs::remove_all(out);
 }
+
+TEST_CASE("refusals/a model too large for memory names the layers its family builds", "[cli][errors][refusals]") {
+    // the encoder-only fixture builds no decoder: its layers are the encoder's, and they are the key to lower
+    expect_refused(kEncoderOnly, {"model.encoder_layers=100000000"},
+                   {"100000000 encoder layers", "GiB to train", "lower model.encoder_layers, model.d_model or model.d_ff"});
+}

@@ -31,10 +31,19 @@ void check_model_fits(const ExperimentConfig& cfg, std::size_t vocab) {
     const double need = params * sizeof(float) * 4;  // weights, gradients, Adam's two moments
     const double have = physical_memory_bytes();
     if (need <= have) return;
+    // the layers the family builds, and the keys that make the model smaller
+    const std::string layers = decoder_only   ? fmt::format("{} decoder layers", m.decoder_layers)
+                               : encoder_only ? fmt::format("{} encoder layers", m.encoder_layers)
+                                              : fmt::format("{} encoder and {} decoder layers", m.encoder_layers,
+                                                            m.decoder_layers);
+    const std::string keys = decoder_only   ? "model.decoder_layers"
+                             : encoder_only ? "model.encoder_layers"
+                                            : "model.encoder_layers, model.decoder_layers";
     throw ConfigError(fmt::format(
-        "{}: model.d_model: a model with d_model {}, d_ff {} and {} + {} layers has at least {:.3g} parameters and "
-        "needs at least {:.3g} GiB to train, more than this machine's {:.0f} GiB; make it smaller",
-        cfg.source, m.d_model, m.d_ff, m.encoder_layers, m.decoder_layers, params, need / (1 << 30), have / (1 << 30)));
+        "{}: model: a model with d_model {}, d_ff {} and {} has at least {:.3g} parameters and needs at least {:.3g} "
+        "GiB to train (weights, gradients and Adam's two moments), more than this machine's {:.0f} GiB; lower {}, "
+        "model.d_model or model.d_ff",
+        cfg.source, m.d_model, m.d_ff, layers, params, need / (1 << 30), have / (1 << 30), keys));
 }
 
 }  // namespace
