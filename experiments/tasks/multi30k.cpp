@@ -107,7 +107,9 @@ void register_multi30k(TaskRegistry& r) {
                  {"src, tgt", "string", "de, en", "the languages (de | en)"},
                  {"tokenized", "bool", "true", "the bundled lowercased Moses-tokenized text"},
                  {"vocab_size", "int", "8000", "joint SentencePiece vocabulary"},
-                 {"max_len", "int", "100", "drop training pairs longer than this (subwords)"}};
+                 {"subword_model", "string", "unigram", "SentencePiece model type (unigram | bpe)"},
+                 {"max_len", "int", "100", "drop training pairs longer than this (subwords)"},
+                 {"max_train_examples", "int", "0", "use only the first this many training pairs (0 = all)"}};
     e.data.dir = "data/multi30k";
     e.data.reads_dir = true;
     e.data.test_splits = {"test2016"};  // Multi30k's test sets are named after their years
