@@ -230,7 +230,8 @@ TEST_CASE("config/empty_and_non_map", "[config]") {
 TEST_CASE("config/override_parsing", "[config]") {
     const ExperimentConfig c = load_config(fixture("position_map.yaml"),
                                            {"train.epochs=2", "model.position.k=4", "data.test_splits=[val,test2016]",
-                                            "model.dropout=0", "description=", "data.src = en", "data.tgt=de"});
+                                            "model.dropout=0", "description=", "data.task=multi30k", "data.src = en",
+                                            "data.tgt=de"});
     CHECK(c.train.epochs == 2);
     CHECK(c.data.test_splits == std::vector<std::string>{"val", "test2016"});
     CHECK(c.model.dropout == 0.0);

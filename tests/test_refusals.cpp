@@ -127,6 +127,20 @@ TEST_CASE("refusals/data generation that cannot fit in memory names the size to 
                         {"data.synthetic.test_size:", "generating the examples", "GiB"});
 }
 
+TEST_CASE("refusals/a training batch that cannot fit in memory names train.batch_tokens", "[cli][errors][refusals]") {
+    // 100 million training examples of up to 13 tokens, all in one batch: about a terabyte of activations
+    expect_refused(kEncoderOnly, {"data.synthetic.train_size=100000000", "train.batch_tokens=1000000000000"},
+                   {"command-line override 'train.batch_tokens=1000000000000'", "train.batch_tokens:",
+                    "activations the backward keeps", "GiB", "lower it"});
+    // the same batch size over the fixture's 300 examples: bounded by them, refused by nothing
+    const fs::path out = scratch("big-batch");
+    const Cmd r = sh(kBin + " run " + kEncoderOnly + " --list results_dir=" + out.string() +
+                     " train.batch_tokens=1000000000000");
+    INFO(r.out);
+    CHECK(r.code == 0);
+    fs::remove_all(out);
+}
+
 // ---- randomized positions: the range against the sequences it draws for
 
 TEST_CASE("refusals/a randomized range shorter than the training sequences", "[cli][errors][refusals]") {
@@ -315,6 +329,11 @@ TEST_CASE("refusals/a data key the task does not read", "[cli][errors][refusals]
     expect_refused(kEncoderOnly, {"data.lm.context=128"},
                    {"data.lm.context: task 'reverse' does not read it", "synthetic.n_symbols", "relpos list"});
     expect_refused(kEncoderOnly, {"data.dir=data/elsewhere"}, {"data.dir: task 'reverse' does not read it"});
+    // the translation corpus's keys: languages, subwords, length filter
+    expect_refused(kEncoderOnly, {"data.src=en", "data.tgt=de"}, {"data.src: task 'reverse' does not read it"});
+    expect_refused(kEncoderOnly, {"data.vocab_size=4000"}, {"data.vocab_size: task 'reverse' does not read it"});
+    expect_refused(kEncoderOnly, {"data.max_train_examples=10"},
+                   {"data.max_train_examples: task 'reverse' does not read it"});
     // and data.synthetic on the language model, named at its line in the file
     const fs::path dir = scratch("unread-key");
     fs::create_directories(dir);
@@ -323,6 +342,11 @@ TEST_CASE("refusals/a data key the task does not read", "[cli][errors][refusals]
                           "model: {family: decoder_only, d_model: 16, heads: 2, d_ff: 32, decoder_layers: 1}\n";
     expect_refused(cfg.string(), {"data.dir=" + dir.string()},
                    {"lm.yaml:4:", "data.synthetic.n_symbols: task 'brown' does not read it", "lm.context"});
+    // the language model reads the subword keys but not the translation corpus's length filter
+    std::ofstream(cfg) << "name: lm_unread\ndata:\n  task: brown\n  vocab_size: 4000\n  max_len: 50\n"
+                          "model: {family: decoder_only, d_model: 16, heads: 2, d_ff: 32, decoder_layers: 1}\n";
+    expect_refused(cfg.string(), {"data.dir=" + dir.string()},
+                   {"lm.yaml:5:", "data.max_len: task 'brown' does not read it", "vocab_size"});
     fs::remove_all(dir);
 }
 
@@ -330,7 +354,8 @@ TEST_CASE("refusals/keys a task does not read pass at their defaults (written-ou
           "[cli][refusals]") {
     const fs::path out = scratch("unread-default");
     const Cmd r = sh(kBin + " run " + kEncoderOnly + " --list results_dir=" + out.string() +
-                     " data.lm.context=64 data.dir=" + relpos::default_data_dir());
+                     " data.lm.context=64 data.dir=" + relpos::default_data_dir() +
+                     " data.src=de data.tokenized=true data.max_len=100 data.synthetic.n_symbols=2");
     REQUIRE_FALSE(relpos::default_data_dir().empty());
     INFO(r.out);
     CHECK(r.code == 0);

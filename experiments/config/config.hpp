@@ -245,6 +245,9 @@ ExperimentConfig resolve_config(const std::string& path, const std::vector<Assig
 
 // The fully resolved config as YAML (every default filled in), loadable by load_config to an equal config.
 std::string to_yaml(const ExperimentConfig& cfg);
+// The data section as to_yaml writes it, data.lm included whatever the task (the refusal of keys a task does
+// not read compares a config's values with the defaults through it).
+YAML::Node data_yaml(const DataConfig& d);
 
 // Every key the config layer reads, with its type, default and allowed values, as the read_* functions
 // declare them (recorded while reading a config of defaults: `name` only). Keys read only in some

@@ -123,35 +123,37 @@ void read_lm(YamlOptions o, LanguageModelConfig& l) {
     o.finish();
 }
 
-// A key of data.dir, data.lm or data.synthetic that the task does not read (its registry entry's options), set
-// away from its default, is refused at its line: a config would otherwise train as if it had been read. At
-// their defaults such keys pass, as every written-out config has them (experiments/config/write.cpp).
+// A data key set away from its default for a task that does not read it (the keys of its registry options,
+// `relpos list`) is refused at its line: it would change nothing but the run's name. Keys every task reads
+// (task, valid_split, test_splits) pass; at its default a key passes, as every written-out run config has them
+// all. Values are compared as to_yaml writes them, so a key added to DataConfig is covered once it is written.
 void refuse_unread_keys(YamlOptions& o, const DataConfig& d) {
-    const std::vector<std::string> keys = task_data_keys(d.task);
     if (task_names().empty()) return;  // no tasks room linked in: nothing to check against
+    const std::vector<std::string> keys = task_data_keys(d.task);
     const auto reads = [&](const std::string& k) { return std::find(keys.begin(), keys.end(), k) != keys.end(); };
     const auto what = [&] {
         return fmt::format("task '{}' does not read it (the data keys it reads: {}; `relpos list` shows every task's)",
                            d.task, keys.empty() ? std::string("none") : join(keys));
     };
-    if (o.has("dir") && !reads("dir") && d.dir != default_data_dir()) o.fail("dir", what());
-    const auto check = [&](const char* section, const std::vector<std::pair<const char*, bool>>& fields) {
-        if (!o.has(section)) return;
-        YamlOptions sec = o.section(section);
-        for (const auto& [key, differs] : fields)
-            if (differs && sec.has(key) && !reads(std::string(section) + "." + key)) sec.fail(key, what());
-    };
-    const SyntheticConfig s0;
-    const auto& s = d.synthetic;
-    const auto range_differs = [](const LengthRange& a, const LengthRange& b) { return a.min != b.min || a.max != b.max; };
-    check("synthetic", {{"n_symbols", s.n_symbols != s0.n_symbols}, {"train_size", s.train_size != s0.train_size},
-                        {"valid_size", s.valid_size != s0.valid_size}, {"test_size", s.test_size != s0.test_size},
-                        {"train_len", range_differs(s.train_len, s0.train_len)},
-                        {"test_len", range_differs(s.test_len, s0.test_len)}});
-    const LanguageModelConfig l0;
-    const auto& l = d.lm;
-    check("lm", {{"context", l.context != l0.context}, {"eval_lengths", l.eval_lengths != l0.eval_lengths},
-                 {"stride", l.stride != l0.stride}, {"max_eval_tokens", l.max_eval_tokens != l0.max_eval_tokens}});
+    DataConfig d0;  // the defaults, for this task (read_data's own: its directory and test splits)
+    d0.task = d.task;
+    if (const TaskDataSchema* task = task_data_schema(d.task); task && !task->dir.empty()) d0.dir = task->dir;
+    d0.test_splits = default_test_splits(d.task);
+    const YAML::Node now = data_yaml(d), def = data_yaml(d0);
+    const auto differs = [](const YAML::Node& a, const YAML::Node& b) { return YAML::Dump(a) != YAML::Dump(b); };
+    for (auto it = now.begin(); it != now.end(); ++it) {
+        const std::string key = it->first.Scalar();
+        if (key == "task" || key == "valid_split" || key == "test_splits" || !o.has(key)) continue;
+        if (!it->second.IsMap()) {
+            if (!reads(key) && differs(it->second, def[key])) o.fail(key, what());
+            continue;
+        }
+        YamlOptions sec = o.section(key);
+        for (auto f = it->second.begin(); f != it->second.end(); ++f) {
+            const std::string sub = f->first.Scalar();
+            if (sec.has(sub) && !reads(key + "." + sub) && differs(f->second, def[key][sub])) sec.fail(sub, what());
+        }
+    }
 }
 
 void read_data(YamlOptions& o, DataConfig& d) {

@@ -39,16 +39,11 @@ YAML::Node canonical_position(const PositionSpec& p) {
     return out;
 }
 
-// for_hash: the text config_hash reads, where keys added later are left out at the value that means what
-// configs before them computed (each key declares that value where it is read: omit_from_run_name_at in
-// schema.cpp; data sections: TaskDataSchema::named_sections). The write-out (to_yaml) leaves out only what
-// it always has (model.family, train.valid_bleu, an unused stop section) and reads back the same.
-void emit_run_part(YAML::Emitter& out, const ExperimentConfig& c, bool for_hash) {
+// The data section: every key, data.lm only with `lm` (written only for the tasks that are named by it, so
+// configs from before data.lm keep their hash).
+void emit_data(YAML::Emitter& out, const DataConfig& d, bool lm) {
     using namespace YAML;
-    out << Key << "seed" << Value << c.seed;
-
-    const auto& d = c.data;
-    out << Key << "data" << Value << BeginMap;
+    out << BeginMap;
     out << Key << "task" << Value << d.task;
     out << Key << "dir" << Value << d.dir;
     out << Key << "src" << Value << d.src;
@@ -61,9 +56,7 @@ void emit_run_part(YAML::Emitter& out, const ExperimentConfig& c, bool for_hash)
     out << Key << "valid_split" << Value << d.valid_split;
     out << Key << "test_splits" << Value;
     emit_strings(out, d.test_splits);
-    const auto& s = d.synthetic;
-    // Written only for the tasks that are named by it, so configs from before data.lm keep their hash.
-    if (task_names_runs_by(d.task, "lm")) {
+    if (lm) {
         const auto& l = d.lm;
         out << Key << "lm" << Value << BeginMap;
         out << Key << "context" << Value << l.context;
@@ -74,6 +67,7 @@ void emit_run_part(YAML::Emitter& out, const ExperimentConfig& c, bool for_hash)
         out << Key << "max_eval_tokens" << Value << l.max_eval_tokens;
         out << EndMap;
     }
+    const auto& s = d.synthetic;
     out << Key << "synthetic" << Value << BeginMap;
     out << Key << "n_symbols" << Value << s.n_symbols;
     out << Key << "train_size" << Value << s.train_size;
@@ -83,6 +77,18 @@ void emit_run_part(YAML::Emitter& out, const ExperimentConfig& c, bool for_hash)
     out << Key << "test_len" << Value << Flow << BeginSeq << s.test_len.min << s.test_len.max << EndSeq;
     out << EndMap;
     out << EndMap;
+}
+
+// for_hash: the text config_hash reads, where keys added later are left out at the value that means what
+// configs before them computed (each key declares that value where it is read: omit_from_run_name_at in
+// schema.cpp; data sections: TaskDataSchema::named_sections). The write-out (to_yaml) leaves out only what
+// it always has (model.family, train.valid_bleu, an unused stop section) and reads back the same.
+void emit_run_part(YAML::Emitter& out, const ExperimentConfig& c, bool for_hash) {
+    using namespace YAML;
+    out << Key << "seed" << Value << c.seed;
+
+    out << Key << "data" << Value;
+    emit_data(out, c.data, task_names_runs_by(c.data.task, "lm"));
 
     const auto& m = c.model;
     out << Key << "model" << Value << BeginMap;
@@ -176,6 +182,12 @@ void emit_run_part(YAML::Emitter& out, const ExperimentConfig& c, bool for_hash)
 
 
 }  // namespace
+
+YAML::Node data_yaml(const DataConfig& d) {
+    YAML::Emitter out;
+    emit_data(out, d, true);
+    return YAML::Load(out.c_str());
+}
 
 std::string to_yaml(const ExperimentConfig& c) {
     using namespace YAML;

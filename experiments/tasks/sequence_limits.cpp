@@ -119,6 +119,34 @@ void check_memory_up_front(const ExperimentConfig& cfg, const std::vector<std::s
                    longest > double(cfg.eval.batch_tokens) ? "lower its maximum"
                                                            : "lower its maximum or eval.batch_tokens");
     }
+    // Training one batch: the activations the backward keeps. At least, in every layer, 4 d_model + d_ff floats a
+    // token (the attention's input, queries, keys, values, the feed-forward's hidden layer) and one row of attention
+    // weights per head over the longest training input, and for the output layer the logits and their gradient.
+    // A batch holds up to train.batch_tokens tokens, and never more than the training set of a synthetic task.
+    const auto& m = cfg.model;
+    double train_len = 0, vocab = double(d.vocab_size), tokens = double(cfg.train.batch_tokens);
+    if (synthetic) {
+        train_len = double(d.synthetic.train_len.max);
+        if (m.family != "encoder_decoder") train_len = 2 * train_len + 3;
+        vocab = double(d.synthetic.n_symbols) + 8;  // the symbols and the specials
+        tokens = std::min(tokens, double(d.synthetic.train_size) * train_len);
+    } else if (task_names_runs_by(d.task, "lm")) {
+        train_len = double(d.lm.context);
+    } else {
+        train_len = double(d.max_len);
+    }
+    const double layers = m.family == "decoder_only"   ? double(m.decoder_layers)
+                          : m.family == "encoder_only" ? double(m.encoder_layers)
+                                                       : double(m.encoder_layers + m.decoder_layers);
+    const double per_token = layers * (4 * double(m.d_model) + double(m.d_ff) + double(m.heads) * train_len) + 2 * vocab;
+    const double need = tokens * per_token * sizeof(float);
+    if (need > have)
+        refuse("train.batch_tokens",
+               fmt::format("a training batch of up to {:.0f} tokens needs at least {:.3g} GiB for the activations the "
+                           "backward keeps ({:.0f} layers of d_model {} and d_ff {}, {} heads over up to {:.0f} keys, "
+                           "{:.0f} logits a token)",
+                           tokens, gib(need), layers, m.d_model, m.d_ff, m.heads, train_len, vocab),
+               fmt::format("lower it ({})", cfg.train.batch_tokens));
 }
 
 void check_randomized_ranges(const ExperimentConfig& cfg, const Dataset& data) {

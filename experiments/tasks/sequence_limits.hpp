@@ -15,8 +15,9 @@ void check_randomized_ranges(const ExperimentConfig& cfg, const Dataset& data);
 
 // Throws ConfigError, before any data is generated or any file written, when a lower bound of the memory
 // that generating a task's examples (data.synthetic: sizes x lengths) or evaluating its longest sequence (one
-// attention matrix per head: heads x L x max(L, eval.batch_tokens) floats, scores and weights) needs is more
-// than this machine has (its physical memory, or the memory limit of its control group when lower). The
+// attention matrix per head: heads x L x max(L, eval.batch_tokens) floats, scores and weights) or training one
+// batch (the activations the backward keeps for train.batch_tokens tokens, at most a synthetic task's training
+// set) needs is more than this machine has (its physical memory, or the memory limit of its control group when lower). The
 // sentence names the setting to change. `overrides` ("key=value", as given on the command line) name where a
 // blamed value came from when it came from one.
 void check_memory_up_front(const ExperimentConfig& cfg, const std::vector<std::string>& overrides = {});
