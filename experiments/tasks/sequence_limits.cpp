@@ -37,6 +37,10 @@ double memory_budget_bytes() {
 
 double gib(double bytes) { return bytes / double(1 << 30); }
 
+// The model's input for symbol sequences of `len`: a decoder-only or encoder-only input holds the prompt, the
+// separator and the answer (about 2 x the length); an encoder-decoder's encoder reads the prompt alone.
+double input_length(const ModelConfig& m, double len) { return m.family == "encoder_decoder" ? len : 2 * len + 3; }
+
 }  // namespace
 
 void check_memory_up_front(const ExperimentConfig& cfg, const std::vector<std::string>& overrides) {
@@ -98,8 +102,7 @@ void check_memory_up_front(const ExperimentConfig& cfg, const std::vector<std::s
     if (synthetic) {
         const bool test_longer = d.synthetic.test_len.max >= d.synthetic.train_len.max;
         key = test_longer ? "data.synthetic.test_len" : "data.synthetic.train_len";
-        longest = double(std::max(d.synthetic.train_len.max, d.synthetic.test_len.max));
-        if (cfg.model.family != "encoder_decoder") longest = 2 * longest + 3;
+        longest = input_length(cfg.model, double(std::max(d.synthetic.train_len.max, d.synthetic.test_len.max)));
     } else if (task_names_runs_by(d.task, "lm")) {
         key = "data.lm.eval_lengths";
         for (long n : d.lm.eval_lengths) longest = std::max(longest, double(n));
@@ -126,8 +129,7 @@ void check_memory_up_front(const ExperimentConfig& cfg, const std::vector<std::s
     const auto& m = cfg.model;
     double train_len = 0, vocab = double(d.vocab_size), tokens = double(cfg.train.batch_tokens);
     if (synthetic) {
-        train_len = double(d.synthetic.train_len.max);
-        if (m.family != "encoder_decoder") train_len = 2 * train_len + 3;
+        train_len = input_length(m, double(d.synthetic.train_len.max));
         vocab = double(d.synthetic.n_symbols) + 8;  // the symbols and the specials
         tokens = std::min(tokens, double(d.synthetic.train_size) * train_len);
     } else if (task_names_runs_by(d.task, "lm")) {
