@@ -123,10 +123,20 @@ void read_lm(YamlOptions o, LanguageModelConfig& l) {
     o.finish();
 }
 
+// A task's data defaults: DataConfig's own, but for the task's data directory and test splits (its registry
+// entry's). read_data starts from them, and refuse_unread_keys compares a config's values with them.
+DataConfig task_data_defaults(const std::string& task) {
+    DataConfig d;
+    d.task = task;
+    if (const TaskDataSchema* s = task_data_schema(task); s && !s->dir.empty()) d.dir = s->dir;
+    d.test_splits = default_test_splits(task);
+    return d;
+}
+
 // A data key set away from its default for a task that does not read it (the keys of its registry options,
 // `relpos list`) is refused at its line: it would change nothing but the run's name. Keys every task reads
-// (task, valid_split, test_splits) pass; at its default a key passes, as every written-out run config has them
-// all. Values are compared as to_yaml writes them, so a key added to DataConfig is covered once it is written.
+// (every_task_reads) pass; at its default a key passes, as every written-out run config has them all. Values
+// are compared as to_yaml writes them, so a key added to DataConfig is covered once it is written.
 void refuse_unread_keys(YamlOptions& o, const DataConfig& d) {
     if (task_names().empty()) return;  // no tasks room linked in: nothing to check against
     const std::vector<std::string> keys = task_data_keys(d.task);
@@ -135,15 +145,11 @@ void refuse_unread_keys(YamlOptions& o, const DataConfig& d) {
         return fmt::format("task '{}' does not read it (the data keys it reads: {}; `relpos list` shows every task's)",
                            d.task, keys.empty() ? std::string("none") : join(keys));
     };
-    DataConfig d0;  // the defaults, for this task (read_data's own: its directory and test splits)
-    d0.task = d.task;
-    if (const TaskDataSchema* task = task_data_schema(d.task); task && !task->dir.empty()) d0.dir = task->dir;
-    d0.test_splits = default_test_splits(d.task);
-    const YAML::Node now = data_yaml(d), def = data_yaml(d0);
+    const YAML::Node now = data_yaml(d), def = data_yaml(task_data_defaults(d.task));
     const auto differs = [](const YAML::Node& a, const YAML::Node& b) { return YAML::Dump(a) != YAML::Dump(b); };
     for (auto it = now.begin(); it != now.end(); ++it) {
         const std::string key = it->first.Scalar();
-        if (key == "task" || key == "valid_split" || key == "test_splits" || !o.has(key)) continue;
+        if (every_task_reads(key) || !o.has(key)) continue;
         if (!it->second.IsMap()) {
             if (!reads(key) && differs(it->second, def[key])) o.fail(key, what());
             continue;
@@ -165,8 +171,8 @@ void read_data(YamlOptions& o, DataConfig& d) {
         o.fail("task", fmt::format("'{}' is not a registered task{}; registered: {}", d.task,
                                    s ? fmt::format(" (did you mean '{}'?)", *s) : "", join(names)));
     }
-    if (task && !task->dir.empty()) d.dir = task->dir;        // the task's own default
-    d.dir = o.get_string("dir", d.dir);
+    const DataConfig def = task_data_defaults(d.task);
+    d.dir = o.get_string("dir", def.dir);
     d.src = o.get_string("src", d.src, kLanguages);
     d.tgt = o.get_string("tgt", d.tgt, kLanguages);
     d.tokenized = o.get_bool("tokenized", d.tokenized);
@@ -176,9 +182,7 @@ void read_data(YamlOptions& o, DataConfig& d) {
     d.max_train_examples = o.get_int("max_train_examples", d.max_train_examples, 0, kNoMax);
     d.valid_split = o.get_string("valid_split", d.valid_split);
     if (d.valid_split.empty()) o.fail("valid_split", "must name a split, e.g. val");
-    // The task's own test splits (most tasks have one called test).
-    d.test_splits = default_test_splits(d.task);
-    d.test_splits = o.get_string_list("test_splits", d.test_splits);
+    d.test_splits = o.get_string_list("test_splits", def.test_splits);  // the task's own (most: test)
     for (const auto& s : d.test_splits)
         if (s.empty()) o.fail("test_splits", "must not contain an empty split name");
     read_synthetic(o.section("synthetic"), d.synthetic);

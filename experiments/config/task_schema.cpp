@@ -33,6 +33,10 @@ std::vector<std::string> default_test_splits(const std::string& task) {
     return s ? s->test_splits : std::vector<std::string>{"test"};
 }
 
+bool every_task_reads(const std::string& key) {
+    return key == "task" || key == "valid_split" || key == "test_splits";
+}
+
 bool task_names_runs_by(const std::string& task, const std::string& section) {
     const TaskDataSchema* s = task_data_schema(task);
     return s && std::find(s->named_sections.begin(), s->named_sections.end(), section) != s->named_sections.end();

@@ -30,8 +30,8 @@ struct TaskSchemaLookup {
     std::string (*default_task)() = nullptr;                          // data.task when a config gives none
     std::vector<std::string> (*names)() = nullptr;                     // every registered task, in order
     // The data.* keys a task reads, as its registry entry lists them for `relpos list` (TaskEntry::options:
-    // "dir", "lm.context", "synthetic.n_symbols", ...); read_data refuses the others of data.dir, data.lm and
-    // data.synthetic when a config sets them.
+    // "dir", "lm.context", "synthetic.n_symbols", ...); read_data refuses every other data key a config sets
+    // away from its default, but those every task reads (every_task_reads).
     std::vector<std::string> (*data_keys)(const std::string& task) = nullptr;
 };
 
@@ -49,6 +49,8 @@ std::string default_data_dir();
 std::vector<std::string> default_test_splits(const std::string& task);
 // The data.* keys `task` reads (TaskSchemaLookup::data_keys); empty when no tasks room is linked in.
 std::vector<std::string> task_data_keys(const std::string& task);
+// The data keys every task reads, listed in no registry entry: task, valid_split, test_splits.
+bool every_task_reads(const std::string& key);
 // Whether data.<section> names the runs of `task` (TaskDataSchema::named_sections).
 bool task_names_runs_by(const std::string& task, const std::string& section);
 
