@@ -141,6 +141,19 @@ TEST_CASE("refusals/a training batch that cannot fit in memory names train.batch
     fs::remove_all(out);
 }
 
+TEST_CASE("refusals/a model too large for memory is named at the key furthest above its default", "[cli][errors][refusals]") {
+    // d_ff 10^12: 2 x 64 x 10^12 parameters a layer; the override is named, and d_ff, not d_model
+    expect_refused(kEncoderOnly, {"model.d_ff=1000000000000"},
+                   {"command-line override 'model.d_ff=1000000000000'", "model.d_ff:", "parameters in its layers", "GiB",
+                    "lower it"});
+    // a large model that fits is not refused (d_model 1024: about 100 million parameters a layer at most)
+    const fs::path out = scratch("big-model");
+    const Cmd r = sh(kBin + " run " + kEncoderOnly + " --list results_dir=" + out.string() + " model.d_model=1024 model.heads=8");
+    INFO(r.out);
+    CHECK(r.code == 0);
+    fs::remove_all(out);
+}
+
 // ---- randomized positions: the range against the sequences it draws for
 
 TEST_CASE("refusals/a randomized range shorter than the training sequences", "[cli][errors][refusals]") {
@@ -365,5 +378,6 @@ TEST_CASE("refusals/keys a task does not read pass at their defaults (written-ou
 TEST_CASE("refusals/a model too large for memory names the layers its family builds", "[cli][errors][refusals]") {
     // the encoder-only fixture builds no decoder: its layers are the encoder's, and they are the key to lower
     expect_refused(kEncoderOnly, {"model.encoder_layers=100000000"},
-                   {"100000000 encoder layers", "GiB to train", "lower model.encoder_layers, model.d_model or model.d_ff"});
+                   {"model.encoder_layers:", "100000000 encoder layers", "GiB to train",
+                    "the sizes that count: model.d_model, model.d_ff, model.encoder_layers)"});
 }

@@ -295,7 +295,7 @@ TEST_CASE("reliability/broken_configs", "[reliability][errors]") {
         cfg("int_overflow.yaml", {line("int_overflow.yaml", 4), "train.epochs", "99999999999999999999999"}),
         cfg("bad_name.yaml", {line("bad_name.yaml", 1), "name", "../escape"}),
         cfg("missing_name.yaml", {C + "missing_name.yaml", "name", "required"}),
-        cfg("huge_model.yaml", {C + "huge_model.yaml", "model.d_model", "GiB"}),
+        cfg("huge_model.yaml", {line("huge_model.yaml", 5), "model.d_model", "GiB"}),
         // contradictory options
         cfg("shaw_tie_without_values.yaml", {line("shaw_tie_without_values.yaml", 8), "model.position.tie", "values: true"}),
         cfg("heads_do_not_divide.yaml", {line("heads_do_not_divide.yaml", 5), "model.heads", "30"}),

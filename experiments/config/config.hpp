@@ -97,6 +97,15 @@ struct ModelConfig {
     std::vector<PositionSpec> position = default_position();  // [] = no position information
 };
 
+// The parameters of the model `m` describes with a vocabulary of `vocab` (embeddings and output projection, then
+// per layer attention's 4 d_model^2 and the feed-forward's 2 d_model d_ff; a decoder layer of an encoder-decoder
+// has a second, cross attention); biases, norms and position encodings' own parameters left out.
+double model_parameters(const ModelConfig& m, double vocab);
+// "N decoder layers", "N encoder layers" or "N encoder and M decoder layers", as m.family builds them.
+std::string describe_layers(const ModelConfig& m);
+// Bytes to train them: weights, gradients and Adam's two moments, 4 floats a parameter.
+inline double training_bytes(double parameters) { return parameters * sizeof(float) * 4; }
+
 struct TrainConfig {
     long epochs = 10;               // >= 0 (0 = no training)
     long max_steps = 0;             // >= 0; 0 = no limit

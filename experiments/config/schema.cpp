@@ -17,6 +17,7 @@
 
 #include "experiments/config/schema.hpp"
 #include "experiments/tasks/metric_names.hpp"
+#include "experiments/util/system.hpp"
 #include "experiments/util/text.hpp"
 #include "nn/printable.hpp"
 
@@ -204,6 +205,27 @@ PositionSpec read_position_spec(const YAML::Node& node, const std::string& key, 
     return spec;
 }
 
+// A model whose layers alone cannot fit in memory, refused at the key furthest above its default (its line or
+// override) before anything is made; the embeddings wait for the data's vocabulary (build_model checks the
+// whole model again).
+void refuse_too_large_model(YamlOptions& o, const ModelConfig& m) {
+    const double params = model_parameters(m, 0), need = training_bytes(params), have = physical_memory_bytes();
+    if (need <= have) return;
+    const ModelConfig def;
+    std::vector<std::pair<std::string, double>> keys{{"d_model", double(m.d_model) / double(def.d_model)},
+                                                     {"d_ff", double(m.d_ff) / double(def.d_ff)}};
+    if (m.family != "decoder_only") keys.emplace_back("encoder_layers", double(m.encoder_layers) / double(def.encoder_layers));
+    if (m.family != "encoder_only") keys.emplace_back("decoder_layers", double(m.decoder_layers) / double(def.decoder_layers));
+    const auto blamed = std::max_element(keys.begin(), keys.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    std::string sizes;
+    for (const auto& k : keys) sizes += (sizes.empty() ? "model." : ", model.") + k.first;
+    o.fail(blamed->first,
+           fmt::format("a model with d_model {}, d_ff {} and {} has at least {:.3g} parameters in its layers and needs at "
+                       "least {:.3g} GiB to train them (weights, gradients and Adam's two moments), more than this "
+                       "machine's {:.0f} GiB; lower it (the sizes that count: {})",
+                       m.d_model, m.d_ff, describe_layers(m), params, need / double(1 << 30), have / double(1 << 30), sizes));
+}
+
 void read_model(YamlOptions& o, ModelConfig& m, const std::string& file,
                 const std::shared_ptr<const ValueOrigins>& origins) {
     m.family = o.get_string("family", m.family, {"encoder_decoder", "decoder_only", "encoder_only"});
@@ -213,6 +235,7 @@ void read_model(YamlOptions& o, ModelConfig& m, const std::string& file,
     m.d_ff = o.get_int("d_ff", m.d_ff, 1, kNoMax);
     m.encoder_layers = o.get_int("encoder_layers", m.encoder_layers, 1, kNoMax);
     m.decoder_layers = o.get_int("decoder_layers", m.decoder_layers, 1, kNoMax);
+    refuse_too_large_model(o, m);
     m.dropout = o.get_number("dropout", m.dropout, 0, 1, false, true);
     m.attention_dropout = o.get_number("attention_dropout", m.attention_dropout, 0, 1, false, true);
     m.norm = o.get_string("norm", m.norm, {"post", "pre"});
@@ -613,6 +636,19 @@ void cross_check(const ExperimentConfig& c, YamlOptions& data, YamlOptions& mode
 
 
 }  // namespace
+
+std::string describe_layers(const ModelConfig& m) {
+    if (m.family == "decoder_only") return fmt::format("{} decoder layers", m.decoder_layers);
+    if (m.family == "encoder_only") return fmt::format("{} encoder layers", m.encoder_layers);
+    return fmt::format("{} encoder and {} decoder layers", m.encoder_layers, m.decoder_layers);
+}
+
+double model_parameters(const ModelConfig& m, double vocab) {
+    const double d = double(m.d_model), ff = double(m.d_ff), E = double(m.encoder_layers), D = double(m.decoder_layers);
+    const bool decoder_only = m.family == "decoder_only", encoder_only = m.family == "encoder_only";
+    return 2 * vocab * d + (decoder_only ? 0 : E * (4 * d * d + 2 * d * ff)) +
+           (encoder_only ? 0 : D * ((decoder_only ? 4 : 8) * d * d + 2 * d * ff));
+}
 
 namespace {
 std::mutex g_run_name_mutex;

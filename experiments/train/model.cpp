@@ -20,22 +20,11 @@ namespace {
 // d_model would otherwise end in std::bad_alloc, an OOM kill, or a size_t overflow inside xtensor).
 void check_model_fits(const ExperimentConfig& cfg, std::size_t vocab) {
     const auto& m = cfg.model;
-    const double d = double(m.d_model), ff = double(m.d_ff), V = double(vocab);
-    const double E = double(m.encoder_layers), D = double(m.decoder_layers);
-    // embeddings + output projection, then per layer: attention (4 d^2) and feed-forward (2 d d_ff);
-    // a decoder layer has a second (cross) attention.
-    const bool decoder_only = m.family == "decoder_only";  // no encoder, no cross-attention
-    const bool encoder_only = m.family == "encoder_only";  // no decoder
-    const double params = 2 * V * d + (decoder_only ? 0 : E * (4 * d * d + 2 * d * ff)) +
-                          (encoder_only ? 0 : D * ((decoder_only ? 4 : 8) * d * d + 2 * d * ff));
-    const double need = params * sizeof(float) * 4;  // weights, gradients, Adam's two moments
+    const double params = model_parameters(m, double(vocab)), need = training_bytes(params);
+    const bool decoder_only = m.family == "decoder_only", encoder_only = m.family == "encoder_only";
     const double have = physical_memory_bytes();
     if (need <= have) return;
-    // the layers the family builds, and the keys that make the model smaller
-    const std::string layers = decoder_only   ? fmt::format("{} decoder layers", m.decoder_layers)
-                               : encoder_only ? fmt::format("{} encoder layers", m.encoder_layers)
-                                              : fmt::format("{} encoder and {} decoder layers", m.encoder_layers,
-                                                            m.decoder_layers);
+    // the keys that make the model smaller (read_model refused the layers alone; here the vocabulary counts)
     const std::string keys = decoder_only   ? "model.decoder_layers"
                              : encoder_only ? "model.encoder_layers"
                                             : "model.encoder_layers, model.decoder_layers";
@@ -43,7 +32,7 @@ void check_model_fits(const ExperimentConfig& cfg, std::size_t vocab) {
         "{}: model: a model with d_model {}, d_ff {} and {} has at least {:.3g} parameters and needs at least {:.3g} "
         "GiB to train (weights, gradients and Adam's two moments), more than this machine's {:.0f} GiB; lower {}, "
         "model.d_model or model.d_ff",
-        cfg.source, m.d_model, m.d_ff, layers, params, need / (1 << 30), have / (1 << 30), keys));
+        cfg.source, m.d_model, m.d_ff, describe_layers(m), params, need / (1 << 30), have / (1 << 30), keys));
 }
 
 }  // namespace
