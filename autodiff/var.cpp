@@ -186,7 +186,14 @@ Array<T> sum_to(const Array<T>& g, const Shape& target) {
         }
         return r;
     }
-    // General path: walk g with a multi-index, map to target offset (stride 0 on reduced axes).
+    // General path: walk g with a multi-index over the axes before its trailing kept ones (a (B, H, L, d) gradient
+    // to (1, H, 1, d): B, H and L), each step adding one contiguous block of the kept trailing axes (d) to the
+    // target at its offset (stride 0 on reduced axes). Each target entry gets its terms in g's order, as an
+    // element-by-element walk adds them.
+    std::size_t tail = nd;
+    while (tail > 0 && t[tail - 1] == gs[tail - 1]) --tail;
+    std::size_t inner = 1;
+    for (std::size_t i = tail; i < nd; ++i) inner *= gs[i];
     std::vector<std::size_t> tstride(nd, 0);
     {
         std::size_t s = 1;
@@ -198,9 +205,11 @@ Array<T> sum_to(const Array<T>& g, const Shape& target) {
     std::vector<std::size_t> idx(nd, 0);
     const std::size_t total = g.size();
     std::size_t off = 0;
-    for (std::size_t e = 0; e < total; ++e) {
-        out[off] += in[e];
-        for (std::size_t i = nd; i-- > 0;) {
+    for (std::size_t e = 0; e < total; e += inner) {
+        T* o = out + off;
+        const T* src = in + e;
+        for (std::size_t j = 0; j < inner; ++j) o[j] += src[j];
+        for (std::size_t i = tail; i-- > 0;) {
             if (++idx[i] < gs[i]) {
                 off += tstride[i];
                 break;

@@ -384,3 +384,39 @@ TEST_CASE("values/expf_libm_reproduces_expf", "[values]") {
     // and where it differs, the softmax does not use it
     if (m.found) CHECK_FALSE(vec::use_vector_expf());
 }
+
+// sum_to (the reduction of a broadcast operand's gradient) against an element-by-element walk of g in order:
+// each target entry must get its terms in the same order, bit for bit, whatever blocks the walk takes.
+TEST_CASE("values/sum_to_adds_each_entry_in_the_gradients_order_bit_for_bit", "[values]") {
+    const std::vector<std::pair<Shape, Shape>> cases = {
+        {{3, 4, 5, 8}, {1, 4, 1, 8}},  // Transformer-XL's u and v: over batch and length
+        {{3, 4, 5, 8}, {4, 1, 1}},     // a per-head scalar
+        {{3, 4, 5, 8}, {3, 1, 5, 1}},  // the last axis reduced
+        {{3, 4, 5, 8}, {5, 8}},        // a suffix
+        {{3, 4, 5, 8}, {1, 1, 1, 1}},  // everything
+        {{6, 1, 7}, {1, 1, 7}},
+        {{2, 3, 4, 5, 6}, {2, 1, 4, 1, 6}},
+    };
+    for (const auto& [gs, ts] : cases) {
+        const Array<float> g = randn<float>(gs, 71);
+        const Array<float> r = sum_to(g, ts);
+        // the reference: every element of g added to its target entry, in g's order
+        const std::size_t nd = gs.size();
+        Shape t(nd, 1);
+        for (std::size_t i = 0; i < ts.size(); ++i) t[nd - ts.size() + i] = ts[i];
+        Array<float> want = zeros<float>(ts);
+        std::vector<std::size_t> idx(nd, 0);
+        for (std::size_t e = 0; e < g.size(); ++e) {
+            std::size_t off = 0;
+            for (std::size_t i = 0; i < nd; ++i) off = off * t[i] + (t[i] == 1 ? 0 : idx[i]);
+            want.data()[off] += g.data()[e];
+            for (std::size_t i = nd; i-- > 0;) {
+                if (++idx[i] < gs[i]) break;
+                idx[i] = 0;
+            }
+        }
+        INFO(shape_str(gs) << " -> " << shape_str(ts));
+        REQUIRE(shape_of(r) == ts);
+        REQUIRE(std::memcmp(r.data(), want.data(), want.size() * sizeof(float)) == 0);
+    }
+}
