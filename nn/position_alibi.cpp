@@ -17,6 +17,7 @@
 // The slopes m_h are the paper's geometric sequence (alibi_slopes below). Self-attention only; with
 // cross_attention: true also encoder-decoder attention, with the bidirectional form (not in the paper).
 #include <cmath>
+#include <vector>
 
 #include "nn/position.hpp"
 
@@ -48,19 +49,25 @@ public:
     // -> (1, H, Lq, Lk), a constant
     Var<T> logit_bias(const Var<T>& q, std::size_t lk, std::size_t q_offset) override {
         const std::size_t H = slopes_.size(), lq = q.dim(2);
+        // Each (query, key)'s distance once, then every head's slope times it.
+        std::vector<long> key(lk);
+        for (std::size_t j = 0; j < lk; ++j) key[j] = long(mapped(map_, j));  // absolute key positions
+        std::vector<double> dist(lq * lk);
+        for (std::size_t i = 0; i < lq; ++i) {
+            const long qi = long(mapped(map_, q_offset + i));  // absolute query position
+            for (std::size_t j = 0; j < lk; ++j) {
+                const long t = key[j] - qi;                                     // the key's offset
+                const double a = std::abs(double(relabelled(map_, t)));  // |t|, or its drawn distance
+                // causal: the future is masked (bias 0 there); bidirectional offset: keys on the left get +0.5
+                dist[i * lk + j] = causal_ ? (t > 0 ? 0.0 : a) : a - (offset_ && t < 0 ? 0.5 : 0.0);
+            }
+        }
         Array<T> b = uninit<T>({1, H, lq, lk});
         T* pb = b.data();
-        for (std::size_t h = 0; h < H; ++h)
-            for (std::size_t i = 0; i < lq; ++i) {
-                const long qi = long(mapped(map_, q_offset + i));  // absolute query position
-                for (std::size_t j = 0; j < lk; ++j) {
-                    const long t = long(mapped(map_, j)) - qi;           // the key's offset
-                    const double dist = std::abs(double(relabelled(map_, t)));  // |t|, or its drawn distance
-                    // causal: the future is masked (bias 0 there); bidirectional offset: keys on the left get +0.5
-                    const double d = causal_ ? (t > 0 ? 0.0 : dist) : dist - (offset_ && t < 0 ? 0.5 : 0.0);
-                    *pb++ = T(-slopes_[h] * d);
-                }
-            }
+        for (std::size_t h = 0; h < H; ++h) {
+            const double m = -slopes_[h];
+            for (std::size_t x = 0; x < lq * lk; ++x) *pb++ = T(m * dist[x]);
+        }
         return Var<T>(std::move(b));
     }
 
