@@ -290,9 +290,12 @@ TEST_CASE("report/sweep.cells: contrasts pair rows that sit at different learnin
 TEST_CASE("report/verdicts: test splits with 3 or more paired seeds, Holm over them, p(Holm) beside each interval", "[report]") {
     // Rows none (the baseline), rope, sinusoidal with seeds 1-3 and alibi with seeds 1-2; test and val accuracy.
     // rope - none on test: differences 10, 13, 18 (t = 5.9, 2 df: p = 0.028, its interval excludes 0);
-    // sinusoidal - none: -1, 1, 1 (t = 0.5, p = 2/3). A family of these two: Holm gives rope 2p = 0.056, "not
-    // shown" though its interval excludes 0, and sinusoidal max(2p_rope, 2/3) = 2/3. alibi (2 seeds), the
-    // contrast rope - alibi (2 seeds) and every val comparison carry no verdict and are not counted in m.
+    // sinusoidal - none: -1, 1, 1 (t = 0.5, p = 2/3). A family of these two: Holm gives rope 2p = 0.056 and
+    // sinusoidal max(2p_rope, 2/3) = 2/3. alibi (2 seeds), the contrast rope - alibi (2 seeds) and every val
+    // comparison carry no verdict and are not counted in m. The sweep has 12 runs, 11 finished, and the config
+    // states 4 comparisons on the test split: while it trains, rope's Holm p over the 4 lies between p and 4p =
+    // 0.112, so it waits for the family; sinusoidal's p >= 0.05 is not shown whatever comes. With alibi's third
+    // seed the study is complete, the family is the 4, and rope is "not shown" though its interval excludes 0.
     const std::string dir = fresh_dir("report_verdicts");
     const std::string exp = dir + "/verdicts";
     fs::create_directories(exp + "/runs");
@@ -333,7 +336,12 @@ TEST_CASE("report/verdicts: test splits with 3 or more paired seeds, Holm over t
     CHECK(r.ci_low > 0);                                 // and its interval excludes 0,
     CHECK(r.p_holm == Approx(2 * p_rope).epsilon(1e-10));  // but after Holm over m = 2
     CHECK(r.p_holm >= 0.05);
-    CHECK(std::string(verdict_word(r)) == "not shown");
+    CHECK(t.sweep_finished == 11);
+    CHECK(t.stated_tests == 4);
+    CHECK(r.p_bound == Approx(4 * p_rope).epsilon(1e-10));
+    CHECK(std::string(verdict_word(r)) == "waits for the family");
+    CHECK(s.p_bound == 1.0);
+    CHECK(std::string(verdict_word(s)) == "not shown");
     CHECK(s.p_holm == Approx(std::max(2 * p_rope, p_sin)).epsilon(1e-10));
     // everything else is described without a verdict, with the reason
     std::map<std::string, std::string> why;
@@ -347,19 +355,26 @@ TEST_CASE("report/verdicts: test splits with 3 or more paired seeds, Holm over t
     const std::string md = render_markdown(t);
     const double half = std::sqrt(2 / (0.05 * 1.95) - 2) * std::sqrt(((10 - 41.0 / 3) * (10 - 41.0 / 3) + (13 - 41.0 / 3) * (13 - 41.0 / 3) +
                                                                       (18 - 41.0 / 3) * (18 - 41.0 / 3)) / 2) / std::sqrt(3.0);
-    const std::string rope_line = fmt::format("+13.67 [{:+.2f}, {:+.2f}] n=3 t={:.1f} — p(Holm) = {:.3f}, not shown", 41.0 / 3 - half,
-                                              41.0 / 3 + half, paired_t({10, 13, 18}), 2 * p_rope);
+    const std::string rope_line = fmt::format("+13.67 [{:+.2f}, {:+.2f}] n=3 t={:.1f} — p(Holm) between {:.3f} and {:.3f} over the "
+                                              "stated family, waits for the family", 41.0 / 3 - half, 41.0 / 3 + half,
+                                              paired_t({10, 13, 18}), p_rope, 4 * p_rope);
     CHECK_THAT(md, Catch::Contains("| rope | " ) && Catch::Contains(rope_line));
     CHECK_THAT(md, Catch::Contains("| 54.50 ± 0.71 (n=2) |") && Catch::Contains("— too few seeds: no verdict") &&
                        Catch::Contains(fmt::format("n=3 t={:.1f} — validation split: no verdict", paired_t({11, 13, 14}))));
     CHECK_THAT(md, Catch::Contains("Paired t-test over seeds (two-sided), the comparisons above on test splits with n >= 3 and a "
-                                   "spread: a family of 2 comparisons (m = 2); 0 of them hold") &&
+                                   "spread: 2 of the 4 comparisons the config states on test splits are tested so far") &&
+                       Catch::Contains(fmt::format("| {:.3f} | {:.3f} (bound {:.3f}) | waits for the family |", p_rope, 2 * p_rope,
+                                                   4 * p_rope)) &&
+                       Catch::Contains(fmt::format("— p = {:.3f} before any adjustment, not shown", p_sin)) &&
                        Catch::Contains("Paired t-test over seeds, no verdict (not in the family): 6 comparisons."));
     for (const char* gone : {"†", "not visible", "unresolved"}) CHECK(md.find(gone) == std::string::npos);
     const Json doc = Json::parse(render_json(t));
     REQUIRE(doc["family_t"].size() == 2);
-    CHECK(doc["family_t"][0]["verdict"] == "not shown");
+    CHECK(doc["family_t"][0]["verdict"] == "waits for the family");
     CHECK(doc["family_t"][0]["holds"] == false);
+    CHECK(doc["family_t"][0]["p_bound"] == Approx(4 * p_rope).margin(1e-6));
+    CHECK(doc["family_t"][1]["verdict"] == "not shown");
+    CHECK(doc["verdict_rule"]["stated_tests"] == 4);
     CHECK(doc["family_t"][0]["p_holm"] == Approx(2 * p_rope).margin(1e-6));
     CHECK(doc["family_t"][0]["ci_low"] == Approx(41.0 / 3 - half).margin(1e-6));
     CHECK(doc["no_verdict_t"].size() == 6);
@@ -369,12 +384,34 @@ TEST_CASE("report/verdicts: test splits with 3 or more paired seeds, Holm over t
     for (const auto& c : doc["cells"])
         if (c["row"] == "rope" && c.contains("delta_vs_baseline")) {
             if (c["metric"] == "test.accuracy") {
-                CHECK(c["delta_vs_baseline"]["verdict"] == "not shown");
+                CHECK(c["delta_vs_baseline"]["verdict"] == "waits for the family");
                 CHECK(c["delta_vs_baseline"]["p_holm"] == Approx(2 * p_rope).margin(1e-6));
             } else {
                 CHECK(c["delta_vs_baseline"]["no_verdict"] == "validation split");
             }
         }
+    // alibi's third seed: alibi - none 5, 2, 2 and rope - alibi 5, 11, 16 join the family, the study is complete
+    run("alibi", 3, 53, 66);
+    const ReportTables w = build_report(exp);
+    CHECK(w.sweep_finished == 12);
+    REQUIRE(w.family_t.size() == 4);
+    std::vector<double> ps;
+    for (const auto& c : w.family_t) ps.push_back(c.p);
+    const auto adj = holm_adjust(ps);
+    for (std::size_t i = 0; i < w.family_t.size(); ++i) {
+        const auto& c = w.family_t[i];
+        CHECK(std::isnan(c.p_bound));
+        CHECK(c.p_holm == Approx(adj[i]).epsilon(1e-12));
+        CHECK(std::string(verdict_word(c)) == (c.p_holm < 0.05 ? "holds" : "not shown"));
+    }
+    CHECK(w.family_t[0].p_holm == Approx(4 * p_rope).epsilon(1e-10));  // rope has the smallest p of the 4
+    CHECK(w.family_t[0].ci_low > 0);
+    CHECK(std::string(verdict_word(w.family_t[0])) == "not shown");     // though its interval excludes 0
+    const std::string wmd = render_markdown(w);
+    CHECK_THAT(wmd, Catch::Contains("a family of 4 comparisons (m = 4); 0 of them hold") &&
+                        Catch::Contains(fmt::format("— p(Holm) = {:.3f}, not shown", 4 * p_rope)) &&
+                        !Catch::Contains("stated family") && !Catch::Contains("(bound"));
+    CHECK(Json::parse(render_json(w))["family_t"][0]["p_bound"].is_null());
     fs::remove_all(dir);
 }
 

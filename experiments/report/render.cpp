@@ -51,18 +51,28 @@ std::string p_text(double p) { return p >= 0.001 || p == 0 ? fmt::format("{:.3f}
 std::string verdict_text(const ReportTables::Comparison* c) {
     if (!c) return "";
     if (!c->no_verdict.empty()) return fmt::format(" — {}: no verdict", c->no_verdict);
+    if (std::isfinite(c->p_bound)) {  // its study training, comparisons untested: the bound decides (verdict_word)
+        if (c->p >= kVerdictAlpha) return fmt::format(" — p = {} before any adjustment, not shown", p_text(c->p));
+        return fmt::format(" — p(Holm) between {} and {} over the stated family, {}", p_text(c->p), p_text(c->p_bound),
+                           verdict_word(*c));
+    }
     return fmt::format(" — p(Holm) = {}, {}", p_text(c->p_holm), verdict_word(*c));
 }
 
 // The sentence every table of intervals with verdicts carries.
-std::string verdict_explained() {
+std::string verdict_explained(const ReportTables& t) {
+    const bool interim = (!t.family_t.empty() && std::isfinite(t.family_t.front().p_bound)) ||
+                         (!t.family_bootstrap.empty() && std::isfinite(t.family_bootstrap.front().p_bound));
     return fmt::format(
         "The interval is the unadjusted 95% one; the verdict reads p(Holm), the p-value Holm-adjusted over the report's "
         "family of comparisons (section Multiplicity): \"holds\" when p(Holm) < {0}, \"not shown\" when p(Holm) >= {0}, "
         "so an interval that excludes 0 can still be \"not shown\". Comparisons on the validation split (it chose the "
         "stopping point and the checkpoint), with fewer than {1} paired seeds (\"too few seeds\") or with no spread "
-        "between seeds carry no verdict and are not members of the family (not counted in Holm's m).",
-        kVerdictAlpha, kMinVerdictSeeds);
+        "between seeds carry no verdict and are not members of the family (not counted in Holm's m).{2}",
+        kVerdictAlpha, kMinVerdictSeeds,
+        interim ? " While the study trains with comparisons of its config untested, a verdict reads the bound on its "
+                  "Holm p over every comparison the config states (section Multiplicity)."
+                : "");
 }
 
 std::string bootstrap_text(const ReportTables::Bootstrap& b, const ReportTables::Comparison* c) {
@@ -270,7 +280,7 @@ std::string render_markdown(const ReportTables& t) {
             "\nΔ (paired by seed): the row minus the baseline for the same seed (same data order and initial draws), "
             "mean over the seeds both have, [95% confidence interval] = mean ± t(0.975, n-1)·sd/√n, and the paired t "
             "statistic. {}{}\n",
-            verdict_explained(),
+            verdict_explained(t),
             t.competence_what.empty() ? "" : " Only competent runs are paired: a seed whose run in either row did not "
                                              "reach its competence target is left out (n counts the seeds kept).");
         if (any_boot) {
@@ -300,7 +310,7 @@ std::string render_markdown(const ReportTables& t) {
         md += "\nreport.contrasts: the first row minus the second, paired by seed over the seeds both have" +
               std::string(t.competence_what.empty() ? "" : " with a competent run") + " (mean [95% CI], paired t)" +
               std::string(!any_boot ? "" : "; the paired bootstrap over test sentences as above") + ". " +
-              verdict_explained() + "\n";
+              verdict_explained(t) + "\n";
     }
     const bool any_comparison = !t.family_t.empty() || !t.family_bootstrap.empty() || !t.no_verdict_t.empty() ||
                                 !t.no_verdict_bootstrap.empty();
@@ -313,8 +323,20 @@ std::string render_markdown(const ReportTables& t) {
         auto family_table = [&](const std::vector<ReportTables::Comparison>& fam, const std::string& test, bool seed_paired) {
             std::size_t kept = 0;
             for (auto& c : fam) kept += c.p_holm < kVerdictAlpha;
-            md += fmt::format("{}: a family of {} comparisons (m = {}); {} of them hold (Holm-adjusted p < {}).", test,
-                              fam.size(), fam.size(), kept, kVerdictAlpha);
+            const bool interim = !fam.empty() && std::isfinite(fam.front().p_bound);
+            if (interim) {
+                kept = 0;
+                for (auto& c : fam) kept += std::string(verdict_word(c)) == "holds";
+                md += fmt::format("{}: {} of the {} comparisons the config states on test splits are tested so far, and the "
+                                  "study is training. Holm's adjusted p over the stated {} is at least a comparison's p "
+                                  "and at most {} times it (p bound), whatever the others show: {} of them hold (p bound < {}), "
+                                  "a comparison with p >= {} is not shown, and the others wait for the family. The column "
+                                  "p (Holm) adjusts over the {} tested so far.", test, fam.size(), t.stated_tests,
+                                  t.stated_tests, t.stated_tests, kept, kVerdictAlpha, kVerdictAlpha, fam.size());
+            } else {
+                md += fmt::format("{}: a family of {} comparisons (m = {}); {} of them hold (Holm-adjusted p < {}).", test,
+                                  fam.size(), fam.size(), kept, kVerdictAlpha);
+            }
             if (seed_paired && !fam.empty()) {
                 // What the family's size asks of a seed-paired t: the first to hold needs p < 0.05 / m, so
                 // "not shown" with few seeds can be a matter of power, not of size.
@@ -334,8 +356,9 @@ std::string render_markdown(const ReportTables& t) {
             if (fam.empty()) return;
             md += "| comparison | metric | n | Δ [95% CI, unadjusted] | p | p (Holm) | verdict |\n|---|---|---|---|---|---|---|\n";
             for (auto& c : fam)
-                md += fmt::format("| {} − {} | {} | {} | {} | {} | {} | {} |\n", row_name(c.a), row_name(c.b), c.metric, c.n,
-                                  interval(c), p_text(c.p), p_text(c.p_holm), verdict_word(c));
+                md += fmt::format("| {} − {} | {} | {} | {} | {} | {}{} | {} |\n", row_name(c.a), row_name(c.b), c.metric, c.n,
+                                  interval(c), p_text(c.p), p_text(c.p_holm),
+                                  interim ? fmt::format(" (bound {})", p_text(c.p_bound)) : std::string(), verdict_word(c));
             md += "\n";
         };
         auto outside_table = [&](const std::vector<ReportTables::Comparison>& out, const std::string& test) {
@@ -360,7 +383,7 @@ std::string render_markdown(const ReportTables& t) {
         }
         md += "Holm's step-down adjustment (Holm 1979) keeps the chance of one or more false findings in a family at "
               "most 5%: sorted by p, the i-th smallest of m is multiplied by m - i + 1 (and kept monotone). " +
-              verdict_explained() + " The verdict rule of results/README.md reads these adjusted values.\n";
+              verdict_explained(t) + " The verdict rule of results/README.md reads these adjusted values.\n";
     }
     if (!t.seeds.empty() && !t.metrics.empty() && !t.per_seed.empty()) {
         std::string what;
@@ -530,7 +553,9 @@ std::string render_json(const ReportTables& t) {
         Json out = Json::array();
         for (auto& c : fam)
             out.push_back({{"row", c.a}, {"minus", c.b}, {"metric", c.metric}, {"n", c.n}, {"mean", json_number(c.mean, 6)},
-                           {"p", json_number(c.p, 6)}, {"p_holm", json_number(c.p_holm, 6)}, {"holds", c.p_holm < kVerdictAlpha},
+                           {"p", json_number(c.p, 6)}, {"p_holm", json_number(c.p_holm, 6)},
+                           {"p_bound", std::isfinite(c.p_bound) ? json_number(c.p_bound, 6) : Json(nullptr)},
+                           {"holds", std::string(verdict_word(c)) == "holds"},
                            {"ci_low", json_number(c.ci_low, 6)}, {"ci_high", json_number(c.ci_high, 6)},
                            {"verdict", verdict_word(c)}});
         return out;
@@ -582,7 +607,7 @@ std::string render_json(const ReportTables& t) {
                 {"no_verdict_t", no_verdict_json(t.no_verdict_t)},
                 {"no_verdict_bootstrap", no_verdict_json(t.no_verdict_bootstrap)},
                 {"verdict_rule", {{"alpha", kVerdictAlpha}, {"min_seeds", kMinVerdictSeeds}, {"adjustment", "holm"},
-                                  {"validation_split", t.valid_split}}},
+                                  {"validation_split", t.valid_split}, {"stated_tests", t.stated_tests}}},
                 {"training", training}};
     if (!compare.is_null()) doc["compare"] = compare;  // only with report.compare
     if (!t.runs_by_machines.empty()) {  // only when the runs differ in the machines that trained them

@@ -1,6 +1,8 @@
 // Result tables from finished runs (used by `relpos report` and its tests).
 #pragma once
 
+#include <cmath>
+#include <limits>
 #include <map>
 #include <string>
 #include <tuple>
@@ -103,9 +105,16 @@ struct ReportTables {
         // NaN when there is none (one seed)
         double ci_low = 0, ci_high = 0;
         std::string no_verdict;  // "" for a member of the family; else kNoVerdictValidation, ...
+        // While the study trains (sweep_finished < sweep_points) and fewer comparisons are tested than its config
+        // states (stated_tests): min(1, stated_tests x p), the most its Holm p over the stated family can be
+        // (Holm's adjusted p is at most m times the unadjusted one); NaN otherwise.
+        double p_bound = std::numeric_limits<double>::quiet_NaN();
     };
     std::vector<Comparison> family_t, family_bootstrap;        // the members, in the report's order
     std::vector<Comparison> no_verdict_t, no_verdict_bootstrap; // the others (p and p_holm unset)
+    // The comparisons the config states on test splits (every row against the baseline, every contrast, on each
+    // test metric of the report), tested or not yet.
+    std::size_t stated_tests = 0;
     std::string valid_split;  // data.valid_split: its metrics are never in a family
 };
 
@@ -116,8 +125,14 @@ inline constexpr const char* kNoVerdictValidation = "validation split";
 inline constexpr const char* kNoVerdictTooFewSeeds = "too few seeds";
 inline constexpr const char* kNoVerdictNoSpread = "no spread";
 inline constexpr double kVerdictAlpha = 0.05;
-// "holds" or "not shown" for a member of a family (by its Holm-adjusted p).
+inline constexpr const char* kWaitsForTheFamily = "waits for the family";
+// The verdict of a member of a family: "holds" or "not shown" by its Holm-adjusted p; while its study trains with
+// comparisons still untested (a finite p_bound), "holds" when the bound on its Holm p over the stated family is
+// below the level, "not shown" when its unadjusted p is not (whatever the comparisons still to come show), and
+// kWaitsForTheFamily in between.
 inline const char* verdict_word(const ReportTables::Comparison& c) {
+    if (std::isfinite(c.p_bound))
+        return c.p_bound < kVerdictAlpha ? "holds" : c.p >= kVerdictAlpha ? "not shown" : kWaitsForTheFamily;
     return c.p_holm < kVerdictAlpha ? "holds" : "not shown";
 }
 // A metric of the validation split (val.bleu_tok, valid_loss, <data.valid_split>.accuracy): it chose the

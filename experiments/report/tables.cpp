@@ -298,11 +298,24 @@ static void add_multiplicity(ReportTables& t) {
         for (const auto& m : t.metrics)
             if (auto p = t.contrast_paired.find({a, b, m}); p != t.contrast_paired.end())
                 add(a, b, m, p->second, find(t.contrast_bootstrap, std::make_tuple(a, b, m)));
+    // The comparisons the config states on test splits, whether or not their runs have finished.
+    std::set<std::tuple<std::string, std::string, std::string>> stated;
+    for (const auto& m : t.metrics) {
+        if (is_validation_metric(m, t.valid_split)) continue;
+        if (!t.baseline.empty())
+            for (const auto& r : t.rows)
+                if (r != t.baseline) stated.insert({r, t.baseline, m});
+        for (const auto& [a, b] : t.contrasts) stated.insert({a, b, m});
+    }
+    t.stated_tests = stated.size();
+    const bool training = t.sweep_finished < t.sweep_points;
     for (auto* fam : {&t.family_t, &t.family_bootstrap}) {
         std::vector<double> p;
         for (const auto& c : *fam) p.push_back(c.p);
         const auto adj = holm_adjust(p);
         for (std::size_t i = 0; i < fam->size(); ++i) (*fam)[i].p_holm = adj[i];
+        if (training && fam->size() < t.stated_tests)
+            for (auto& c : *fam) c.p_bound = std::min(1.0, double(t.stated_tests) * c.p);
     }
 }
 
