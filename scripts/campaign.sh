@@ -134,6 +134,18 @@ refresh_reports() {  # each study's committed report (report.json, .md, .csv) br
       git add -- "${files[@]}"
       git diff --cached --quiet -- "${files[@]}" || git commit -qm "$(basename "$dir"): new runs re-scored at test lengths 41-500" -- "${files[@]}"
     fi
+    # a study whose learning curves are committed (curves.json) and written by scripts/<study>_curves.sh: drawn again
+    local curves="scripts/$(basename "$dir")_curves.sh"
+    if [ -x "$curves" ] && git ls-files --error-unmatch "$dir/curves.json" > /dev/null 2>&1; then
+      if ! nice -n 5 "$curves" > "$state/report.out" 2>&1; then
+        echo "campaign: $curves failed: $(tail -n 1 "$state/report.out" | cut -c1-300)"
+        continue
+      fi
+      files=("$dir/curves.json")
+      [ -f "$dir/curves.png" ] && files+=("$dir/curves.png")
+      git add -- "${files[@]}"
+      git diff --cached --quiet -- "${files[@]}" || git commit -qm "$(basename "$dir"): learning curves after new runs" -- "${files[@]}"
+    fi
   done < <(targets)
 }
 

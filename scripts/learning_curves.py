@@ -45,7 +45,41 @@ def summarise(label, run_dir, metric, threshold, at):
             "at": values_at}
 
 
-def plot(out, metric, runs):
+def colours(labels, sep=None):
+    """Each label's line colour (1, 2, ...) and key entry (None: no entry). With SEP, the labels that share the
+    part before SEP share a colour, and only the first of them has an entry, that part."""
+    groups, out = [], []
+    for label in labels:
+        group = label.split(sep)[0].strip() if sep else label
+        first = group not in groups
+        if first:
+            groups.append(group)
+        out.append((groups.index(group) + 1, group if first else None))
+    return out
+
+
+def self_test():
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        rows = [(250, 60.0), (500, 99.5), (750, 98.0), (1000, 99.7)]
+        with open(os.path.join(d, "metrics.jsonl"), "w", encoding="utf-8") as f:
+            for step, v in rows:
+                f.write(json.dumps({"step": step, "val.token_accuracy": v}) + "\n")
+                f.write(json.dumps({"step": step, "loss": 1.0}) + "\n")  # a training line: not a point
+        r = summarise("a", d, "val.token_accuracy", 99, [600, 1000, 2000])
+        assert r["points"] == rows, r["points"]
+        assert r["first_at_threshold"] == 500, r
+        assert (r["best"], r["best_step"]) == (99.7, 1000), r
+        assert r["at"] == {"600": 99.5, "1000": 99.7, "2000": None}, r["at"]
+        assert summarise("a", d, "val.token_accuracy", 99.9, [])["first_at_threshold"] is None
+    got = colours(["RoPE · seed 1", "ALiBi · seed 1", "RoPE · seed 2"], "·")
+    assert got == [(1, "RoPE"), (2, "ALiBi"), (1, None)], got
+    assert colours(["x", "y"]) == [(1, "x"), (2, "y")]
+    print("learning_curves: self-test passed")
+    return 0
+
+
+def plot(out, metric, runs, threshold=None, sep=None):
     if not shutil.which("gnuplot"):
         print("learning_curves: gnuplot is not installed; no plot", file=sys.stderr)
         return
@@ -56,19 +90,28 @@ def plot(out, metric, runs):
             for s, v in r["points"]:
                 f.write(f"{s} {v}\n")
             f.write("\n\n")
-    lines = ", ".join(f"'{dat}' index {i} with lines lw 2 title '{r['label']}' noenhanced" for i, r in enumerate(runs))
+    parts = []
+    for i, (colour, title) in enumerate(colours([r["label"] for r in runs], sep)):
+        key = f"title '{title}' noenhanced" if title is not None else "notitle"
+        parts.append(f"'{dat}' index {i} with lines lw {1.5 if sep else 2} lc {colour} {key}")
+    lines = ", ".join(parts)
+    gate = f"set arrow from graph 0, first {threshold} to graph 1, first {threshold} nohead dt 2 lc 'gray'\n" if threshold else ""
     script = (f"set terminal pngcairo size 900,520\nset output '{out}.png'\nset key bottom right\n"
-              f"set xlabel 'update'\nset ylabel '{metric}' noenhanced\nset grid\nplot {lines}\n")
+              f"set xlabel 'update'\nset ylabel '{metric}' noenhanced\nset grid\n{gate}plot {lines}\n")
     subprocess.run(["gnuplot"], input=script, text=True, check=True)
     os.remove(dat)
 
 
 def main():
+    if sys.argv[1:] == ["--self-test"]:
+        return self_test()
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--metric", required=True)
     ap.add_argument("--threshold", type=float)
     ap.add_argument("--at", default="", help="updates at which to read each curve, comma-separated")
     ap.add_argument("--out", required=True, help="OUT.json and OUT.png are written")
+    ap.add_argument("--color-by", metavar="SEP", help="one colour (and key entry) for the runs whose labels share the "
+                    "part before SEP (\"randomized RoPE · seed 1\" with SEP '·'); the threshold drawn as a dashed line")
     ap.add_argument("runs", nargs="+", metavar="LABEL=RUN_DIR")
     a = ap.parse_args()
     at = [int(x) for x in a.at.split(",") if x.strip()]
@@ -81,7 +124,7 @@ def main():
     with open(a.out + ".json", "w", encoding="utf-8") as f:
         json.dump({"metric": a.metric, "threshold": a.threshold, "at": at, "runs": runs}, f, indent=1)
         f.write("\n")
-    plot(a.out, a.metric, runs)
+    plot(a.out, a.metric, runs, a.threshold if a.color_by else None, a.color_by)
     for r in runs:
         print(f"{r['label']}: best {r['best']} at {r['best_step']}, reached {a.threshold} at {r['first_at_threshold']}, "
               + ", ".join(f"@{k} {v}" for k, v in r["at"].items()))
