@@ -79,7 +79,7 @@ def self_test():
     return 0
 
 
-def plot(out, metric, runs, threshold=None, sep=None):
+def plot(out, metric, runs, threshold=None, sep=None, ylabel=None):
     if not shutil.which("gnuplot"):
         print("learning_curves: gnuplot is not installed; no plot", file=sys.stderr)
         return
@@ -91,13 +91,23 @@ def plot(out, metric, runs, threshold=None, sep=None):
                 f.write(f"{s} {v}\n")
             f.write("\n\n")
     parts = []
-    for i, (colour, title) in enumerate(colours([r["label"] for r in runs], sep)):
-        key = f"title '{title}' noenhanced" if title is not None else "notitle"
-        parts.append(f"'{dat}' index {i} with lines lw {1.5 if sep else 2} lc {colour} {key}")
+    dashed_at = [threshold is not None and r["first_at_threshold"] is None for r in runs]
+    cs = colours([r["label"] for r in runs], sep)
+    # a group's key entry on its first solid line where it has one (the key shows a solid sample)
+    titled = {}
+    for i, (colour, _) in enumerate(cs):
+        if colour not in titled or (dashed_at[titled[colour]] and not dashed_at[i]):
+            titled[colour] = i
+    names = {colour: title for colour, title in cs if title is not None}
+    for i, (colour, _) in enumerate(cs):
+        key = f"title '{names[colour]}' noenhanced" if titled[colour] == i else "notitle"
+        # with a threshold drawn, a run that never reached it is dashed
+        dashed = " dt 2" if dashed_at[i] else ""
+        parts.append(f"'{dat}' index {i} with lines lw {1.5 if sep else 2} lc {colour}{dashed} {key}")
     lines = ", ".join(parts)
     gate = f"set arrow from graph 0, first {threshold} to graph 1, first {threshold} nohead dt 2 lc 'gray'\n" if threshold else ""
     script = (f"set terminal pngcairo size 900,520\nset output '{out}.png'\nset key bottom right\n"
-              f"set xlabel 'update'\nset ylabel '{metric}' noenhanced\nset grid\n{gate}plot {lines}\n")
+              f"set xlabel 'update'\nset ylabel '{ylabel or metric}' noenhanced\nset grid\n{gate}plot {lines}\n")
     subprocess.run(["gnuplot"], input=script, text=True, check=True)
     os.remove(dat)
 
@@ -111,7 +121,9 @@ def main():
     ap.add_argument("--at", default="", help="updates at which to read each curve, comma-separated")
     ap.add_argument("--out", required=True, help="OUT.json and OUT.png are written")
     ap.add_argument("--color-by", metavar="SEP", help="one colour (and key entry) for the runs whose labels share the "
-                    "part before SEP (\"randomized RoPE · seed 1\" with SEP '·'); the threshold drawn as a dashed line")
+                    "part before SEP (\"randomized RoPE · seed 1\" with SEP '·'); the threshold drawn as a dashed line, and "
+                    "dashed too the runs that never reached it")
+    ap.add_argument("--ylabel", help="the plot's y-axis label (default: the metric's name)")
     ap.add_argument("runs", nargs="+", metavar="LABEL=RUN_DIR")
     a = ap.parse_args()
     at = [int(x) for x in a.at.split(",") if x.strip()]
@@ -124,7 +136,7 @@ def main():
     with open(a.out + ".json", "w", encoding="utf-8") as f:
         json.dump({"metric": a.metric, "threshold": a.threshold, "at": at, "runs": runs}, f, indent=1)
         f.write("\n")
-    plot(a.out, a.metric, runs, a.threshold if a.color_by else None, a.color_by)
+    plot(a.out, a.metric, runs, a.threshold if a.color_by else None, a.color_by, a.ylabel)
     for r in runs:
         print(f"{r['label']}: best {r['best']} at {r['best_step']}, reached {a.threshold} at {r['first_at_threshold']}, "
               + ", ".join(f"@{k} {v}" for k, v in r["at"].items()))

@@ -20,4 +20,4 @@ for spec in "randomized RoPE=position=type-rope-randomized-1024-randomized_eval-
 done
 [ ${#args[@]} -gt 0 ] || { echo "ruoss_randomized_family_curves: no finished randomized run under $D" >&2; exit 1; }
 python3 scripts/learning_curves.py --metric val.token_accuracy --threshold "$gate" --at 10000,20000,40000 \
-  --color-by "·" --out results/ruoss_randomized_family/curves "${args[@]}"
+  --color-by "·" --ylabel "per-token validation accuracy (%)" --out results/ruoss_randomized_family/curves "${args[@]}"
