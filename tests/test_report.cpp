@@ -121,6 +121,21 @@ TEST_CASE("report/a report of fewer runs than its sweep says so at its top", "[r
     const std::string md = render_markdown(t);
     CHECK_THAT(md, Catch::Contains("**3 of the sweep's 8 runs have finished**, and this report is of them alone"));
     CHECK(md.find("of the sweep's") < md.find("| model.position.type"));  // above the tables, not under them
+    {   // sweep.only: the study is the reverse points (4), of which 2 have finished; copy's run counts toward neither
+        std::string yaml;
+        {
+            std::ifstream in(part / "experiment.yaml");
+            yaml.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        }
+        const std::string seeds = "  seeds: [1, 2]\n";
+        REQUIRE(yaml.find(seeds) != std::string::npos);
+        yaml.replace(yaml.find(seeds), seeds.size(), seeds + "  only: ['task=reverse_*']\n");
+        std::ofstream(part / "experiment.yaml") << yaml;
+        const ReportTables only = build_report(part.string());
+        CHECK(only.sweep_points == 4);
+        CHECK(only.sweep_finished == 2);
+        CHECK_THAT(render_markdown(only), Catch::Contains("**2 of the sweep's 4 runs have finished**"));
+    }
     fs::remove_all(part);
     std::vector<FakeRun> all;
     for (const char* task : {"reverse", "copy"})
@@ -390,6 +405,22 @@ TEST_CASE("report/verdicts: test splits with 3 or more paired seeds, Holm over t
                 CHECK(c["delta_vs_baseline"]["no_verdict"] == "validation split");
             }
         }
+    // the same runs with the study closed (report.closed): no bound, the family of the 2 tested read as final
+    {
+        const std::string yaml = [&] {
+            std::ifstream in(exp + "/experiment.yaml");
+            return std::string(std::istreambuf_iterator<char>(in), {});
+        }();
+        std::ofstream(exp + "/experiment.yaml") << yaml << "  closed: \"2026-12-07: alibi's third seed dropped\"\n";
+        const ReportTables c = build_report(exp);
+        REQUIRE(c.family_t.size() == 2);
+        CHECK(std::isnan(c.family_t[0].p_bound));
+        CHECK(std::string(verdict_word(c.family_t[0])) == "not shown");  // Holm over the 2: 2p = 0.056
+        CHECK_THAT(render_markdown(c), Catch::Contains("**11 of the sweep's 12 runs have finished, and the study is closed** "
+                                                       "(2026-12-07: alibi's third seed dropped)") &&
+                                           Catch::Contains("a family of 2 comparisons (m = 2)"));
+        std::ofstream(exp + "/experiment.yaml") << yaml;
+    }
     // alibi's third seed: alibi - none 5, 2, 2 and rope - alibi 5, 11, 16 join the family, the study is complete
     run("alibi", 3, 53, 66);
     const ReportTables w = build_report(exp);

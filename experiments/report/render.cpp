@@ -92,7 +92,12 @@ std::string cell_text(const Stats& s) {
 std::string render_markdown(const ReportTables& t) {
     std::string md = fmt::format("## {}\n\n", t.title);
     if (!t.description.empty()) md += t.description + "\n\n";
-    if (t.sweep_finished < t.sweep_points)
+    if (t.sweep_finished < t.sweep_points && !t.closed.empty())
+        md += fmt::format("**{} of the sweep's {} runs have finished, and the study is closed** ({}): this report is of "
+                          "them alone, a row short of runs says so in its n, and the intervals, tests and multiplicity "
+                          "family are those of the finished runs, final.\n\n",
+                          t.sweep_finished, t.sweep_points, t.closed);
+    else if (t.sweep_finished < t.sweep_points)
         md += fmt::format("**{} of the sweep's {} runs have finished**, and this report is of them alone (`relpos run "
                           "CONFIG --list` names the others: not trained, or training): a row short of runs says so in its n, "
                           "and the intervals, tests and multiplicity family are those of the finished runs.\n\n",
@@ -208,8 +213,8 @@ std::string render_markdown(const ReportTables& t) {
         for (auto& [k, v] : t.competent) reached += v.first, all += v.second;
         md += fmt::format("\n### Competence\n\nA run is competent when its in-distribution validation reached its target "
                           "({}) before it stopped (train.stop.target_metric): {} of {} runs. A model that has not learned "
-                          "its task in distribution says nothing about extrapolation, so each metric is shown over the "
-                          "competent runs only, and as the best run of each cell (the max over seeds and the other swept "
+                          "its task in distribution says nothing about extrapolation, so the tables below show each metric "
+                          "over the competent runs only (the table above counts every finished run), and as the best run of each cell (the max over seeds and the other swept "
                           "values of the cell, as Ruoss et al. report).\n\n",
                           t.competence_what, reached, all);
         grid("**competent runs / runs**", [&](const std::string& r, const std::string& c) {
@@ -413,7 +418,7 @@ std::string render_markdown(const ReportTables& t) {
         // The best step is the checkpoint the metrics come from; how it was chosen is each run's own (the
         // validation loss, or a gated run's target metric), so it is named per row, never assumed.
         md += "\n### Training\n\n| " + (t.rows_key.empty() ? std::string("") : t.rows_key) +
-              " | updates | epochs | best step | best checkpoint by | hours | stopped by |\n|---|---|---|---|---|---|---|\n";
+              " | updates | epochs completed | best step | best checkpoint by | hours | stopped by |\n|---|---|---|---|---|---|---|\n";
         for (auto& r : t.rows) {
             auto it = t.training.find(r);
             if (it == t.training.end() || it->second.updates.n == 0) continue;

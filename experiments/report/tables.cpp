@@ -308,7 +308,7 @@ static void add_multiplicity(ReportTables& t) {
         for (const auto& [a, b] : t.contrasts) stated.insert({a, b, m});
     }
     t.stated_tests = stated.size();
-    const bool training = t.sweep_finished < t.sweep_points;
+    const bool training = t.sweep_finished < t.sweep_points && t.closed.empty();
     for (auto* fam : {&t.family_t, &t.family_bootstrap}) {
         std::vector<double> p;
         for (const auto& c : *fam) p.push_back(c.p);
@@ -337,7 +337,11 @@ ReportTables build_report(const std::string& dir_in) {
     // and that point's id and labels win.
     try {
         std::map<std::string, std::map<std::string, std::string>> own;
-        for (const auto& p : expand_sweep(cfg, (dir / "experiment.yaml").string(), {}, flags)) own[p.id] = p.labels;
+        const std::string yaml = (dir / "experiment.yaml").string();
+        const auto points = expand_sweep(cfg, yaml, {}, flags);
+        for (const auto& p : points) own[p.id] = p.labels;
+        std::set<std::string> study;  // sweep.only: the points that make up the study, which the counts below count
+        for (const auto& p : select_study(points, cfg, yaml)) study.insert(p.id);
         std::set<std::string> finished;
         for (auto& r : runs) {
             auto it = own.find(r.entry);
@@ -345,16 +349,17 @@ ReportTables build_report(const std::string& dir_in) {
             if (it != own.end()) {
                 r.id = it->first;
                 r.labels = it->second;
-                finished.insert(it->first);
+                if (study.count(it->first)) finished.insert(it->first);
             }
         }
-        t.sweep_points = own.size();
+        t.sweep_points = study.size();
         t.sweep_finished = finished.size();
     } catch (const std::exception&) {
         // an experiment.yaml from an older relpos whose sweep no longer expands: keep the recorded labels
     }
     for (const auto& r : runs) t.run_labels[r.id] = r.labels;
     t.runs = runs.size();
+    t.closed = cfg.report.closed;
     t.rows_key = cfg.report.rows;
     t.cols_key = cfg.report.columns;
     t.rows = axis_order(cfg, cfg.report.rows, runs);
