@@ -167,7 +167,7 @@ TEST_CASE("config/the writer writes exactly the declared keys of a config that u
         "name: t\nrun_store: store\ndata: {task: brown}\nmodel: {family: decoder_only}\n"
         "train: {valid_bleu: true, stop: {patience: 2, target_metric: accuracy, target: 99}}\n"
         "sweep: {cells: [{train.lr: 0.5}], only: ['lr=*']}\neval: {split_metrics: {val: [ppl]}}\n"
-        "report: {reference: {title: paper, values: {a: 1}}, compare: {dir: other}, closed: '2026-12-07: dropped'}\n");
+        "report: {reference: {title: paper, values: {a: 1}}, compare: {dir: other}}\n");
     CHECK(keys_of(written) == declared_keys());
 }
 
@@ -181,7 +181,6 @@ TEST_CASE("config/the writer writes each declared key at its declared default", 
         "run_store",       // describes where runs live, not a run
         "report.reference", "report.reference.title", "report.reference.values",  // only when given
         "report.compare", "report.compare.dir", "report.compare.title",           // only when given
-        "report.closed",                                                          // only when given
         "train.stop", "train.stop.patience", "train.stop.min_delta",  // only with patience > 0 (older names kept)
         "train.stop.rule", "train.stop.target_metric", "train.stop.target",  // the same; a target only when set
         "train.valid_bleu",                                           // only when true (older names kept)

@@ -405,20 +405,26 @@ TEST_CASE("report/verdicts: test splits with 3 or more paired seeds, Holm over t
                 CHECK(c["delta_vs_baseline"]["no_verdict"] == "validation split");
             }
         }
-    // the same runs with the study closed (report.closed): no bound, the family of the 2 tested read as final
+    // the same runs with the study stopped short of its grid (sweep.only, docs/studies.md): the points that ran, so
+    // it is complete, no bound, and the family of the 2 tested is read as final
     {
         const std::string yaml = [&] {
             std::ifstream in(exp + "/experiment.yaml");
             return std::string(std::istreambuf_iterator<char>(in), {});
         }();
-        std::ofstream(exp + "/experiment.yaml") << yaml << "  closed: \"2026-12-07: alibi's third seed dropped\"\n";
+        std::string only = yaml;
+        const std::string seeds = "  seeds: [1, 2, 3]\n";
+        REQUIRE(only.find(seeds) != std::string::npos);
+        only.replace(only.find(seeds), seeds.size(),
+                     seeds + "  only: ['type=none_*', 'type=rope_*', 'type=sinusoidal_*', 'type=alibi_seed=1', 'type=alibi_seed=2']\n");
+        std::ofstream(exp + "/experiment.yaml") << only;
         const ReportTables c = build_report(exp);
+        CHECK(c.sweep_points == 11);
+        CHECK(c.sweep_finished == 11);
         REQUIRE(c.family_t.size() == 2);
         CHECK(std::isnan(c.family_t[0].p_bound));
         CHECK(std::string(verdict_word(c.family_t[0])) == "not shown");  // Holm over the 2: 2p = 0.056
-        CHECK_THAT(render_markdown(c), Catch::Contains("**11 of the sweep's 12 runs have finished, and the study is closed** "
-                                                       "(2026-12-07: alibi's third seed dropped)") &&
-                                           Catch::Contains("a family of 2 comparisons (m = 2)"));
+        CHECK_THAT(render_markdown(c), !Catch::Contains("of the sweep's") && Catch::Contains("a family of 2 comparisons (m = 2)"));
         std::ofstream(exp + "/experiment.yaml") << yaml;
     }
     // alibi's third seed: alibi - none 5, 2, 2 and rope - alibi 5, 11, 16 join the family, the study is complete

@@ -203,10 +203,6 @@ struct ReportConfig {
     // mean ± sd per row and its paired differences in extra columns, and its series in the metric plot.
     std::string compare_dir;    // its results directory ("" = none); rows are matched by label
     std::string compare_title;  // how the tables name it, e.g. "1,000 updates"
-    // The study trains no more of its sweep, and why, with its date ("2026-11-27: copy dropped for cost"): its
-    // family is then the comparisons tested, read as final. "" = it may still train (a report of fewer runs than
-    // its sweep then reads each verdict against every comparison the config states: docs/configs.md).
-    std::string closed;
 };
 
 struct ExperimentConfig {

@@ -487,7 +487,6 @@ void read_report(YamlOptions& o, ReportConfig& r) {
     r.plots = o.get_string_list("plots", r.plots, kPlots);
     r.baseline = o.get_string("baseline", r.baseline);
     r.bootstrap = o.get_int("bootstrap", r.bootstrap, 0, 100000);
-    r.closed = o.get_string("closed", r.closed);
     if (const YAML::Node c = o.get_node("contrasts"); o.has("contrasts")) {
         const char* form = "must be a list of [row, other row] pairs, e.g. [[\"4\", \"16\"]] (each row minus the other)";
         if (!c.IsSequence()) o.fail("contrasts", form);

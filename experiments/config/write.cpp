@@ -268,7 +268,6 @@ std::string to_yaml(const ExperimentConfig& c) {
     if (!r.compare_dir.empty())
         out << Key << "compare" << Value << Flow << BeginMap << Key << "dir" << Value << r.compare_dir << Key << "title"
             << Value << r.compare_title << EndMap;
-    if (!r.closed.empty()) out << Key << "closed" << Value << r.closed;  // only when given, as sweep.only
     out << EndMap;
     out << EndMap;
     return std::string(out.c_str()) + "\n";

@@ -92,12 +92,7 @@ std::string cell_text(const Stats& s) {
 std::string render_markdown(const ReportTables& t) {
     std::string md = fmt::format("## {}\n\n", t.title);
     if (!t.description.empty()) md += t.description + "\n\n";
-    if (t.sweep_finished < t.sweep_points && !t.closed.empty())
-        md += fmt::format("**{} of the sweep's {} runs have finished, and the study is closed** ({}): this report is of "
-                          "them alone, a row short of runs says so in its n, and the intervals, tests and multiplicity "
-                          "family are those of the finished runs, final.\n\n",
-                          t.sweep_finished, t.sweep_points, t.closed);
-    else if (t.sweep_finished < t.sweep_points)
+    if (t.sweep_finished < t.sweep_points)
         md += fmt::format("**{} of the sweep's {} runs have finished**, and this report is of them alone (`relpos run "
                           "CONFIG --list` names the others: not trained, or training): a row short of runs says so in its n, "
                           "and the intervals, tests and multiplicity family are those of the finished runs.\n\n",

@@ -33,7 +33,6 @@ struct ReportTables {
     // the points of the experiment's sweep, and how many of them have finished (0, 0 when its experiment.yaml
     // no longer expands): a report of fewer says so at its top
     std::size_t sweep_points = 0, sweep_finished = 0;
-    std::string closed;  // report.closed: the study trains no more of its sweep (why, and when)
     std::string commits, machines, latest;
     // (the machines that trained a run, in order, joined by ", then "; the ids of the runs they trained), only
     // when the runs differ in them

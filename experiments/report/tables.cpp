@@ -308,7 +308,7 @@ static void add_multiplicity(ReportTables& t) {
         for (const auto& [a, b] : t.contrasts) stated.insert({a, b, m});
     }
     t.stated_tests = stated.size();
-    const bool training = t.sweep_finished < t.sweep_points && t.closed.empty();
+    const bool training = t.sweep_finished < t.sweep_points;
     for (auto* fam : {&t.family_t, &t.family_bootstrap}) {
         std::vector<double> p;
         for (const auto& c : *fam) p.push_back(c.p);
@@ -359,7 +359,6 @@ ReportTables build_report(const std::string& dir_in) {
     }
     for (const auto& r : runs) t.run_labels[r.id] = r.labels;
     t.runs = runs.size();
-    t.closed = cfg.report.closed;
     t.rows_key = cfg.report.rows;
     t.cols_key = cfg.report.columns;
     t.rows = axis_order(cfg, cfg.report.rows, runs);
