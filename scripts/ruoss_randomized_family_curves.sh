@@ -6,8 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 D=results/ruoss_randomized_family/runs
-gate=$(python3 -c "import yaml; print(yaml.safe_load(open('configs/ruoss/randomized_family.yaml'))['train']['stop']['target'])" 2>/dev/null ||
-       sed -n 's/.*target: *\([0-9.]*\).*/\1/p' configs/ruoss/randomized_family.yaml | head -n 1)
+gate=$(python3 -c "import yaml; print(yaml.safe_load(open('configs/ruoss/randomized_family.yaml'))['train']['stop']['target'])")
 args=()
 for spec in "randomized RoPE=position=type-rope-randomized-1024-randomized_eval-sample_by_length_lr=0.25" \
             "randomized ALiBi=position=type-alibi-randomized-1024-randomized_eval-sample_by_length-randomized_form-distances_lr=0.25" \

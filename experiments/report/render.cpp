@@ -61,8 +61,7 @@ std::string verdict_text(const ReportTables::Comparison* c) {
 
 // The sentence every table of intervals with verdicts carries.
 std::string verdict_explained(const ReportTables& t) {
-    const bool interim = (!t.family_t.empty() && std::isfinite(t.family_t.front().p_bound)) ||
-                         (!t.family_bootstrap.empty() && std::isfinite(t.family_bootstrap.front().p_bound));
+    const bool interim = reads_interim(t.family_t) || reads_interim(t.family_bootstrap);
     return fmt::format(
         "The interval is the unadjusted 95% one; the verdict reads p(Holm), the p-value Holm-adjusted over the report's "
         "family of comparisons (section Multiplicity): \"holds\" when p(Holm) < {0}, \"not shown\" when p(Holm) >= {0}, "
@@ -322,11 +321,9 @@ std::string render_markdown(const ReportTables& t) {
         };
         auto family_table = [&](const std::vector<ReportTables::Comparison>& fam, const std::string& test, bool seed_paired) {
             std::size_t kept = 0;
-            for (auto& c : fam) kept += c.p_holm < kVerdictAlpha;
-            const bool interim = !fam.empty() && std::isfinite(fam.front().p_bound);
+            for (auto& c : fam) kept += holds(c);
+            const bool interim = reads_interim(fam);
             if (interim) {
-                kept = 0;
-                for (auto& c : fam) kept += std::string(verdict_word(c)) == "holds";
                 md += fmt::format("{}: {} of the {} comparisons the config states on test splits are tested so far, and the "
                                   "study is training. Holm's adjusted p over the stated {} is at least a comparison's p "
                                   "and at most {} times it (p bound), whatever the others show: {} of them hold (p bound < {}), "
@@ -555,7 +552,7 @@ std::string render_json(const ReportTables& t) {
             out.push_back({{"row", c.a}, {"minus", c.b}, {"metric", c.metric}, {"n", c.n}, {"mean", json_number(c.mean, 6)},
                            {"p", json_number(c.p, 6)}, {"p_holm", json_number(c.p_holm, 6)},
                            {"p_bound", std::isfinite(c.p_bound) ? json_number(c.p_bound, 6) : Json(nullptr)},
-                           {"holds", std::string(verdict_word(c)) == "holds"},
+                           {"holds", holds(c)},
                            {"ci_low", json_number(c.ci_low, 6)}, {"ci_high", json_number(c.ci_high, 6)},
                            {"verdict", verdict_word(c)}});
         return out;

@@ -135,6 +135,11 @@ inline const char* verdict_word(const ReportTables::Comparison& c) {
         return c.p_bound < kVerdictAlpha ? "holds" : c.p >= kVerdictAlpha ? "not shown" : kWaitsForTheFamily;
     return c.p_holm < kVerdictAlpha ? "holds" : "not shown";
 }
+inline bool holds(const ReportTables::Comparison& c) { return std::string(verdict_word(c)) == "holds"; }
+// Whether a family is read against the stated family while its study trains (its members carry p_bound).
+inline bool reads_interim(const std::vector<ReportTables::Comparison>& fam) {
+    return !fam.empty() && std::isfinite(fam.front().p_bound);
+}
 // A metric of the validation split (val.bleu_tok, valid_loss, <data.valid_split>.accuracy): it chose the
 // stopping point and the checkpoint, so it is shown but never tested.
 bool is_validation_metric(const std::string& metric, const std::string& valid_split);
