@@ -45,17 +45,21 @@ def summarise(label, run_dir, metric, threshold, at):
             "at": values_at}
 
 
-def colours(labels, sep=None):
+def colours(labels, sep=None, dashed=None):
     """Each label's line colour (1, 2, ...) and key entry (None: no entry). With SEP, the labels that share the
-    part before SEP share a colour, and only the first of them has an entry, that part."""
-    groups, out = [], []
-    for label in labels:
+    part before SEP share a colour and one key entry, that part, on the group's first line that is not DASHED
+    (a list of booleans; the key shows a solid sample), else on its first."""
+    dashed = dashed or [False] * len(labels)
+    groups, colour, titled = [], [], {}
+    for i, label in enumerate(labels):
         group = label.split(sep)[0].strip() if sep else label
-        first = group not in groups
-        if first:
+        if group not in groups:
             groups.append(group)
-        out.append((groups.index(group) + 1, group if first else None))
-    return out
+        c = groups.index(group) + 1
+        colour.append(c)
+        if c not in titled or (dashed[titled[c]] and not dashed[i]):
+            titled[c] = i
+    return [(c, groups[c - 1] if titled[c] == i else None) for i, c in enumerate(colour)]
 
 
 def self_test():
@@ -75,6 +79,8 @@ def self_test():
     got = colours(["RoPE · seed 1", "ALiBi · seed 1", "RoPE · seed 2"], "·")
     assert got == [(1, "RoPE"), (2, "ALiBi"), (1, None)], got
     assert colours(["x", "y"]) == [(1, "x"), (2, "y")]
+    got = colours(["RoPE · seed 1", "RoPE · seed 2", "ALiBi · seed 1"], "·", [True, False, True])
+    assert got == [(1, None), (1, "RoPE"), (2, "ALiBi")], got
     print("learning_curves: self-test passed")
     return 0
 
@@ -92,16 +98,9 @@ def plot(out, metric, runs, threshold=None, sep=None, ylabel=None):
             f.write("\n\n")
     parts = []
     dashed_at = [threshold is not None and r["first_at_threshold"] is None for r in runs]
-    cs = colours([r["label"] for r in runs], sep)
-    # a group's key entry on its first solid line where it has one (the key shows a solid sample)
-    titled = {}
-    for i, (colour, _) in enumerate(cs):
-        if colour not in titled or (dashed_at[titled[colour]] and not dashed_at[i]):
-            titled[colour] = i
-    names = {colour: title for colour, title in cs if title is not None}
-    for i, (colour, _) in enumerate(cs):
-        key = f"title '{names[colour]}' noenhanced" if titled[colour] == i else "notitle"
-        # with a threshold drawn, a run that never reached it is dashed
+    # with a threshold drawn, a run that never reached it is dashed
+    for i, (colour, title) in enumerate(colours([r["label"] for r in runs], sep, dashed_at)):
+        key = f"title '{title}' noenhanced" if title is not None else "notitle"
         dashed = " dt 2" if dashed_at[i] else ""
         parts.append(f"'{dat}' index {i} with lines lw {1.5 if sep else 2} lc {colour}{dashed} {key}")
     lines = ", ".join(parts)
