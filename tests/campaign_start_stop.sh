@@ -71,7 +71,7 @@ grep -q "interrupted" "$tmp"/state/trainer*.log || fail "no trainer log says its
 # the loop brings every page up to date: the counts of the pages the checker reads (their markers), and the
 # summary and study pages rendered from docs/pages (render_pages, after every commit)
 pages=$(scripts/campaign.sh _pages)
-grep -qx docs/claims.md <<<"$pages" || fail "the loop's status counts leave out docs/claims.md"
+grep -qx docs/configs.md <<<"$pages" || fail "the loop's status counts leave out docs/configs.md"
 for page in README.md results/README.md results/lm_converged/README.md; do
   [ -f "docs/pages/$page.j2" ] || grep -qx "$page" <<<"$pages" ||
     fail "the loop keeps $page current neither by its counts nor by rendering it (no docs/pages/$page.j2)"
