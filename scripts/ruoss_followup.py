@@ -9,9 +9,14 @@ paired seeds); if fewer than two are tested, the rest by the most randomized see
 randomized cell's mean score. Their cells, gate, rates and seeds as in the family.
 
     scripts/ruoss_followup.py --preview     # the choice the report gives now, and the config it would write
-    scripts/ruoss_followup.py               # writes configs/ruoss/followup_tasks.yaml; refused until every
-                                            # run of the family has finished (a choice that never changes)
+    scripts/ruoss_followup.py               # writes configs/ruoss/followup_tasks.yaml; refused until the
+                                            # choice can no longer change (below)
     scripts/ruoss_followup.py --self-test   # checks the rule on made-up reports (run by the suite)
+
+The choice can no longer change once every run of the family has finished, or earlier when (a) at least two
+comparisons are tested with every run of their cells finished (their mean paired differences are final) and (b)
+every other comparison can no longer be tested: its cells' runs at the gate and still unfinished cannot make 3
+paired seeds (min(real at the gate, randomized at the gate + randomized unfinished) < 3).
 
 Reads results/ruoss_randomized_family/report.json and configs/ruoss/randomized_family.yaml; needs PyYAML
 (Debian's python3-yaml, installed by `make`).
@@ -20,6 +25,7 @@ import argparse
 import datetime
 import json
 import subprocess
+import textwrap
 import sys
 
 import yaml
@@ -44,6 +50,17 @@ def flow(value):
     return yaml.safe_dump(value, default_flow_style=True, sort_keys=False, width=10**6).strip()
 
 
+def is_tested(con):
+    """Whether a comparison of the report is tested (3 paired seeds at the gate or more): it carries a verdict, final
+    or, while the family trains, read against the stated family ("waits for the family" included)."""
+    return bool(con) and con.get("verdict") in ("holds", "not shown", "contradicted", "waits for the family")
+
+
+def contrast(report, rand, real):
+    return next((c for c in report.get("contrasts", []) if c["row"] == rand and c["minus"] == real and c["metric"] == SCORE),
+                None)
+
+
 def choose(report, cells):
     """(the two chosen encodings' type names, the evidence lines) from a family report and the config's cells."""
     by_type = {}  # type -> {"real": cell, "randomized": cell}
@@ -53,8 +70,8 @@ def choose(report, cells):
     rank = []
     for t, pair in by_type.items():
         rand, real = flow(pair["randomized"]["model.position"]), flow(pair["real"]["model.position"])
-        con = next((c for c in report["contrasts"] if c["row"] == rand and c["minus"] == real and c["metric"] == SCORE), None)
-        tested = bool(con) and con.get("verdict") in ("holds", "not shown")
+        con = contrast(report, rand, real)
+        tested = is_tested(con)
         cell = next((c for c in report["cells"] if c["row"] == rand and c["metric"] == SCORE), None)
         at_gate = cell["competent"]["reached"] if cell and cell.get("competent") else 0
         mean = cell["competent"]["mean"] if cell and cell.get("competent") and cell["competent"]["mean"] is not None else None
@@ -75,12 +92,41 @@ def choose(report, cells):
     return [r["type"] for r in chosen], lines
 
 
+def settled(report, config):
+    """(whether the choice can no longer change before the family completes, why): see the module's comment."""
+    seeds = len(config["sweep"]["seeds"])
+    by_type = {}
+    for c in config["sweep"]["cells"]:
+        pos = c["model.position"]
+        by_type.setdefault(pos["type"], {})["randomized" if "randomized" in pos else "real"] = flow(pos)
+
+    def counts(row):
+        cell = next((c for c in report["cells"] if c["row"] == row and c["metric"] == SCORE), None)
+        comp = cell.get("competent") if cell else None
+        return (comp["reached"], comp["runs"]) if comp else (0, 0)
+
+    final, why = 0, []
+    for t, pair in by_type.items():
+        (real_gate, real_runs), (rand_gate, rand_runs) = counts(pair["real"]), counts(pair["randomized"])
+        name = NAMES.get(t, t)
+        if real_runs == seeds and rand_runs == seeds:
+            final += is_tested(contrast(report, pair["randomized"], pair["real"]))
+            continue
+        bound = min(real_gate + seeds - real_runs, rand_gate + seeds - rand_runs)
+        if bound >= 3:
+            return False, f"{name} can still be tested (up to {bound} paired seeds at the gate)"
+        why.append(f"{name} can no longer be tested (at most {bound} paired seeds at the gate)")
+    if final < 2:
+        return False, "fewer than two comparisons are final"
+    return True, "; ".join(why)
+
+
 def family_complete(report, config):
     want = len(config["sweep"]["cells"]) * len(config["sweep"]["seeds"])
     return report["runs"] >= want, report["runs"], want
 
 
-def build_config(config, chosen, lines, commit, today):
+def build_config(config, chosen, lines, commit, today, when="every run of that family finished"):
     family = [c for t in chosen for c in config["sweep"]["cells"] if c["model.position"]["type"] == t]
     family.sort(key=lambda c: ("randomized" in c["model.position"], chosen.index(c["model.position"]["type"])))
     # every task's real-position cells first (cheap), then the randomized ones, each task in turn
@@ -90,9 +136,9 @@ def build_config(config, chosen, lines, commit, today):
     header = [
         f"Ruoss et al.'s family on two more tasks, for {names}: each randomized encoding minus the same at its real",
         "positions, paired by seed, on duplicate_string and missing_duplicate. Written by scripts/ruoss_followup.py on",
-        f"{today} from results/ruoss_randomized_family/report.json at {commit}, every run of that family finished, before",
-        "any run of this config trained; the cells, gate, rates, seeds and tests are the family's and are not changed",
-        "after any of its test numbers is seen.",
+        f"{today} from results/ruoss_randomized_family/report.json at {commit},",
+    ] + textwrap.wrap(f"{when}, before any run of this config trained; the cells, gate, rates, seeds and tests are the "
+                      "family's and are not changed after any of its test numbers is seen.", 112) + [
         "The two encodings, by the rule configs/ruoss/randomized_family.yaml states (the largest absolute mean paired",
         "difference in Ruoss et al.'s score at 41-200 among the comparisons tested; then the most randomized seeds at",
         "the gate; then the randomized cell's mean score):",
@@ -165,6 +211,27 @@ def self_test():
               "train": {}, "eval": {}, "sweep": {"cells": cells, "seeds": [1, 2, 3, 4, 5]},
               "report": {"metrics": [SCORE]}}
     assert family_complete({"runs": 29}, config)[0] is False and family_complete({"runs": 30}, config)[0] is True
+
+    def counted(cells_counts):  # {type: ((real at gate, real runs), (randomized at gate, randomized runs))}
+        rep = {"cells": []}
+        for t, ((a, b), (c, d)) in cells_counts.items():
+            rep["cells"].append({"row": flow({"type": t}), "metric": SCORE, "competent": {"reached": a, "runs": b}})
+            rep["cells"].append({"row": flow({"type": t, "randomized": 1024}), "metric": SCORE,
+                                 "competent": {"reached": c, "runs": d}})
+            if min(a, c) >= 3:
+                rep.setdefault("contrasts", []).append({"row": flow({"type": t, "randomized": 1024}), "minus": flow({"type": t}),
+                                                        "metric": SCORE, "mean": 1.0, "n": min(a, c), "verdict": "waits for the family"})
+        return rep
+    done = {"rope": ((5, 5), (3, 5)), "alibi": ((5, 5), (5, 5))}
+    # txl's randomized cell: 0 of 2 finished at the gate, 3 to come: it may still make 3 paired seeds
+    assert settled(counted(dict(done, txl=((5, 5), (0, 2)))), config)[0] is False
+    # one more below the gate: at most 2 paired, it can no longer be tested, and two comparisons are final
+    ok, why = settled(counted(dict(done, txl=((5, 5), (0, 3)))), config)
+    assert ok and "Transformer-XL" in why, why
+    # the real cell bounds it too: 2 real runs at the gate, however the randomized ones end
+    assert settled(counted(dict(done, txl=((2, 5), (1, 2)))), config)[0] is True
+    # a comparison that is not final (its randomized cell unfinished) leaves fewer than two final
+    assert settled(counted({"rope": ((5, 5), (3, 4)), "alibi": ((5, 5), (5, 5)), "txl": ((1, 5), (0, 0))}), config)[0] is False
     text = build_config(config, ["alibi", "rope"], ["x"], "abc", "2026-01-01")
     out = yaml.safe_load(text)
     kept = [(c["data.task"], c["model.position"]) for c in out["sweep"]["cells"]]
@@ -190,14 +257,19 @@ def main():
         report = json.load(f)
     chosen, lines = choose(report, config["sweep"]["cells"])
     complete, have, want = family_complete(report, config)
+    early, why = (True, "") if complete else settled(report, config)
     commit = subprocess.run(["git", "rev-parse", "--short=8", "HEAD"], capture_output=True, text=True).stdout.strip()
-    text = build_config(config, chosen, lines, commit or "(no commit)", datetime.date.today().isoformat())
+    when = ("every run of that family finished" if complete else
+            f"{have} of its {want} runs finished, the choice settled: {why}" if early else
+            f"{have} of its {want} runs finished (a preview: {why})")
+    text = build_config(config, chosen, lines, commit or "(no commit)", datetime.date.today().isoformat(), when)
     if a.preview:
-        print(f"# PREVIEW: {have} of the family's {want} runs finished; the choice may still change\n" + text, end="")
+        state = "complete" if complete else "the choice settled" if early else f"the choice may still change: {why}"
+        print(f"# PREVIEW: {have} of the family's {want} runs finished; {state}\n" + text, end="")
         return 0
-    if not complete:
-        sys.exit(f"ruoss_followup: {FAMILY_REPORT} reports {have} of the family's {want} runs; the choice is made once "
-                 "every run has finished (--preview shows the current one)")
+    if not early:
+        sys.exit(f"ruoss_followup: {FAMILY_REPORT} reports {have} of the family's {want} runs and {why}; the choice is "
+                 "made once it can no longer change (--preview shows the current one)")
     with open(OUT, "w") as f:
         f.write(text)
     print(f"ruoss_followup: wrote {OUT} ({' and '.join(chosen)})")
