@@ -16,7 +16,7 @@ randomized cell's mean score. Their cells, gate, rates and seeds as in the famil
 The choice can no longer change once every run of the family has finished, or earlier when (a) at least two
 comparisons are tested with every run of their cells finished (their mean paired differences are final) and (b)
 every other comparison can no longer be tested: its cells' runs at the gate and still unfinished cannot make 3
-paired seeds (min(real at the gate, randomized at the gate + randomized unfinished) < 3).
+paired seeds (min(real at the gate + real unfinished, randomized at the gate + randomized unfinished) < 3).
 
 Reads results/ruoss_randomized_family/report.json and configs/ruoss/randomized_family.yaml; needs PyYAML
 (Debian's python3-yaml, installed by `make`).
@@ -61,18 +61,27 @@ def contrast(report, rand, real):
                 None)
 
 
-def choose(report, cells):
-    """(the two chosen encodings' type names, the evidence lines) from a family report and the config's cells."""
-    by_type = {}  # type -> {"real": cell, "randomized": cell}
+def pairs(cells):
+    """{type: {"real": row, "randomized": row}}: the config's cells by encoding, as the report labels their rows."""
+    by_type = {}
     for c in cells:
         pos = c["model.position"]
-        by_type.setdefault(pos["type"], {})["randomized" if "randomized" in pos else "real"] = c
+        by_type.setdefault(pos["type"], {})["randomized" if "randomized" in pos else "real"] = flow(pos)
+    return by_type
+
+
+def score_cell(report, row):
+    return next((c for c in report["cells"] if c["row"] == row and c["metric"] == SCORE), None)
+
+
+def choose(report, cells):
+    """(the two chosen encodings' type names, the evidence lines) from a family report and the config's cells."""
     rank = []
-    for t, pair in by_type.items():
-        rand, real = flow(pair["randomized"]["model.position"]), flow(pair["real"]["model.position"])
+    for t, pair in pairs(cells).items():
+        rand, real = pair["randomized"], pair["real"]
         con = contrast(report, rand, real)
         tested = is_tested(con)
-        cell = next((c for c in report["cells"] if c["row"] == rand and c["metric"] == SCORE), None)
+        cell = score_cell(report, rand)
         at_gate = cell["competent"]["reached"] if cell and cell.get("competent") else 0
         mean = cell["competent"]["mean"] if cell and cell.get("competent") and cell["competent"]["mean"] is not None else None
         rank.append({"type": t, "tested": tested, "diff": con["mean"] if tested else None, "n": con["n"] if con else 0,
@@ -95,18 +104,14 @@ def choose(report, cells):
 def settled(report, config):
     """(whether the choice can no longer change before the family completes, why): see the module's comment."""
     seeds = len(config["sweep"]["seeds"])
-    by_type = {}
-    for c in config["sweep"]["cells"]:
-        pos = c["model.position"]
-        by_type.setdefault(pos["type"], {})["randomized" if "randomized" in pos else "real"] = flow(pos)
 
     def counts(row):
-        cell = next((c for c in report["cells"] if c["row"] == row and c["metric"] == SCORE), None)
+        cell = score_cell(report, row)
         comp = cell.get("competent") if cell else None
         return (comp["reached"], comp["runs"]) if comp else (0, 0)
 
     final, why = 0, []
-    for t, pair in by_type.items():
+    for t, pair in pairs(config["sweep"]["cells"]).items():
         (real_gate, real_runs), (rand_gate, rand_runs) = counts(pair["real"]), counts(pair["randomized"])
         name = NAMES.get(t, t)
         if real_runs == seeds and rand_runs == seeds:
